@@ -1,0 +1,1 @@
+"""Benchmarks, run by ``python build.py bench``. Never imported by the package or tests."""

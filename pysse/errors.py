@@ -1,0 +1,43 @@
+"""The exception tree: one base class a caller can catch, one subclass per layer.
+
+    PysseError
+    ├── SSEProtocolError       bytes that are not a usable event stream (line too long,
+    │                          invalid UTF-8 in strict mode, feeding a closed parser)
+    └── ChatStreamError        misuse of a ChatStream (unknown format, feeding after close)
+
+Provider-side failures (an ``error`` event, a malformed JSON payload) are *not* exceptions:
+they are data, reported as a ``ProviderError`` event and ``ChatStream.outcome == "error"``,
+so the partial answer is never lost to a stack unwind.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .sse import SSEEvent
+
+
+class PysseError(Exception):
+    """Base class of every exception pysse raises on purpose."""
+
+
+class SSEProtocolError(PysseError, ValueError):
+    """The byte stream cannot be parsed as ``text/event-stream``.
+
+    ``offset`` is the byte offset in the stream (counting from the first byte fed, BOM included)
+    where the problem starts, or None when there is no single position. ``events`` holds the
+    events that were complete before the problem, so a caller that catches the error loses
+    nothing that had already arrived.
+    """
+
+    def __init__(
+        self, message: str, *, offset: int | None = None, events: list[SSEEvent] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.offset = offset
+        self.events: list[SSEEvent] = list(events or [])
+
+
+class ChatStreamError(PysseError):
+    """A ChatStream was used in a way it does not support (unknown format, feed after close)."""
