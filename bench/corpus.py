@@ -9,7 +9,27 @@ import random
 def openai_chat(n_events: int = 20_000, seed: int = 1) -> bytes:
     """An OpenAI Chat Completions stream: one data line per event, then [DONE]."""
     rnd = random.Random(seed)
-    words = "the of and a to in is you that it he was for on are as with his they".split()
+    words = [
+        "the",
+        "of",
+        "and",
+        "a",
+        "to",
+        "in",
+        "is",
+        "you",
+        "that",
+        "it",
+        "he",
+        "was",
+        "for",
+        "on",
+        "are",
+        "as",
+        "with",
+        "his",
+        "they",
+    ]
     out = []
     for i in range(n_events):
         chunk = {

@@ -7,15 +7,39 @@ Layers, each usable alone:
 Everything here is sans-IO and pure Python; only ``pysse.browser`` touches ``js``/``pyodide``.
 """
 
+from .chat import ChatStream, aiter_chat, iter_chat
 from .errors import ChatStreamError, PysseError, SSEProtocolError
+from .events import (
+    ChatEvent,
+    Finish,
+    Outcome,
+    ProviderError,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from .providers import FORMATS
 from .sse import SSEEvent, SSEParser
 
 __all__ = [
+    "FORMATS",
+    "ChatEvent",
+    "ChatStream",
     "ChatStreamError",
+    "Finish",
+    "Outcome",
+    "ProviderError",
     "PysseError",
+    "ReasoningDelta",
     "SSEEvent",
     "SSEParser",
     "SSEProtocolError",
+    "TextDelta",
+    "ToolCallDelta",
+    "Usage",
+    "aiter_chat",
+    "iter_chat",
 ]
 
 __version__ = "0.1.0"

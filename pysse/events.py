@@ -7,7 +7,7 @@ reasoning, tool calls, usage and the end of an answer once. All are frozen and s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 __all__ = [
     "ChatEvent",
@@ -18,10 +18,11 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "Usage",
+    "event_to_dict",
 ]
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How an answer ended. A str enum so it compares equal to its plain value."""
 
     COMPLETED = "completed"  # the provider's own terminal signal arrived
@@ -98,3 +99,22 @@ class ProviderError:
 
 
 ChatEvent = TextDelta | ReasoningDelta | ToolCallDelta | Usage | Finish | ProviderError
+
+
+_TYPE_NAMES: dict[type, str] = {
+    TextDelta: "text",
+    ReasoningDelta: "reasoning",
+    ToolCallDelta: "tool_call",
+    Usage: "usage",
+    Finish: "finish",
+    ProviderError: "error",
+}
+
+
+def event_to_dict(ev: ChatEvent) -> dict[str, object]:
+    """A JSON-ready dict with a ``type`` key, for logs, the CLI and the inspector."""
+    out: dict[str, object] = {"type": _TYPE_NAMES[type(ev)]}
+    for name in ev.__slots__:
+        value = getattr(ev, name)
+        out[name] = str(value) if isinstance(value, Outcome) else value
+    return out

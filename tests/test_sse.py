@@ -36,13 +36,21 @@ CORPUS: list[tuple[bytes, list[SSEEvent], bool]] = [
     (b"foo: bar\ndata: x\n\n", [E("message", "x")], False),
     (b"id: 1\ndata: a\n\ndata: b\n\n", [E("message", "a", "1"), E("message", "b", "1")], False),
     (b"id: 1\ndata: a\n\nid\ndata: b\n\n", [E("message", "a", "1"), E("message", "b", "")], False),
-    (b"id: 1\ndata: a\n\nid: x\x00y\ndata: b\n\n", [E("message", "a", "1"), E("message", "b", "1")], False),
+    (
+        b"id: 1\ndata: a\n\nid: x\x00y\ndata: b\n\n",
+        [E("message", "a", "1"), E("message", "b", "1")],
+        False,
+    ),
     (b"id: 5\n\ndata: a\n\n", [E("message", "a", "5")], False),  # id set even with no data
     (b"data: a\n\ndata: unterminated\n", [E("message", "a")], True),
     (b"data: a\n\ndata: no line end", [E("message", "a")], True),
     (b"data: a\n\n: only a comment", [E("message", "a")], False),
     (b"data: [DONE]\n\n", [E("message", "[DONE]")], False),
-    (b"data: \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x99\x82\n\n", [E("message", "— 日本 🙂")], False),
+    (
+        b"data: \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x99\x82\n\n",
+        [E("message", "— 日本 🙂")],
+        False,
+    ),
     (b"data: a\xe2\x80\xa8b\xc2\x85c\n\n", [E("message", "a\u2028b\x85c")], False),
     (b"data: bad \xff\xfe end\n\n", [E("message", "bad \ufffd\ufffd end")], False),
     (b"data: cut \xe2\x82\n\n", [E("message", "cut \ufffd")], False),
@@ -97,7 +105,13 @@ def test_retry_only_ascii_digits() -> None:
     p = SSEParser()
     p.feed(b"retry: 3000\n\n")
     assert p.retry == 3000
-    for bad in (b"retry: 12a\n", b"retry: \n", b"retry: -5\n", b"retry: \xd9\xa3\n", b"retry: 1.5\n"):
+    for bad in (
+        b"retry: 12a\n",
+        b"retry: \n",
+        b"retry: -5\n",
+        b"retry: \xd9\xa3\n",
+        b"retry: 1.5\n",
+    ):
         p.feed(bad)
         assert p.retry == 3000, bad
     p.feed(b"retry:7\n")
@@ -239,16 +253,18 @@ def streams(draw: st.DrawFn) -> tuple[bytes, list[SSEEvent]]:
             last_id = new_id
         if etype:
             out.append("event: " + etype + end())
+        parsed = []
         for d in datas:
             sep = draw(st.sampled_from([":", ": "]))
             out.append("data" + sep + d + end())
+            parsed.append(d[1:] if sep == ":" and d.startswith(" ") else d)
             if draw(st.booleans()):
                 out.append("x-unknown: " + draw(field_text) + end())
         blank = end()
         if blank == "\n" and out[-1].endswith("\r"):
             blank = "\r\n"  # a lone LF right after a CR would join it into one line end
         out.append(blank)
-        expected.append(E(etype or "message", "\n".join(datas), last_id))
+        expected.append(E(etype or "message", "\n".join(parsed), last_id))
     return "".join(out).encode(), expected
 
 

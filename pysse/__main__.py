@@ -1,0 +1,163 @@
+"""Command line: look at a raw stream the way pysse sees it.
+
+    python -m pysse dump [FILE|-] [--comments] [--chat] [--format F] [--timing]
+    python -m pysse replay FILE [--chunk N] [--format F] [--all-sizes]
+
+``dump`` prints one JSON line per SSE event (or, with ``--chat``, per normalized chat event)
+as soon as it arrives, so ``curl -N ... | python -m pysse dump -`` shows a live stream.
+``replay`` feeds a saved stream at a chosen chunk size and prints the chat events and a
+summary; ``--all-sizes`` checks that whole, 1000, 60, 20 and 1-byte chunks agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from typing import IO, Any
+
+from .chat import ChatStream
+from .errors import SSEProtocolError
+from .events import event_to_dict
+from .providers import FORMATS
+from .sse import SSEParser
+
+
+def _chunks(path: str) -> Iterator[bytes]:
+    """Yield bytes as they arrive (stdin is read with os.read, not a full buffered read)."""
+    if path == "-":
+        fd = sys.stdin.buffer.fileno()
+        while chunk := os.read(fd, 65536):
+            yield chunk
+        return
+    with open(path, "rb") as f:
+        while chunk := f.read(65536):
+            yield chunk
+
+
+def _emit(out: IO[str], obj: dict[str, Any]) -> None:
+    out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def summary(cs: ChatStream, seconds: float | None = None) -> dict[str, Any]:
+    usage = cs.usage
+    out: dict[str, Any] = {
+        "type": "summary",
+        "format": cs.detected_format,
+        "outcome": str(cs.outcome),
+        "finish_reason": cs.finish_reason,
+        "detail": cs.finish_detail,
+        "text_chars": len(cs.text),
+        "bytes": cs.bytes_fed,
+        "sse_events": cs.sse_events,
+        "usage": None if usage is None else [usage.input_tokens, usage.output_tokens],
+    }
+    if cs.error is not None:
+        out["error"] = {"kind": cs.error.kind, "message": cs.error.message}
+    if seconds is not None:
+        out["seconds"] = round(seconds, 4)
+    return out
+
+
+def cmd_dump(args: argparse.Namespace, out: IO[str]) -> int:
+    t0 = time.perf_counter()
+
+    def stamp(obj: dict[str, Any]) -> dict[str, Any]:
+        if args.timing:
+            obj["t"] = round(time.perf_counter() - t0, 4)
+        return obj
+
+    if args.chat:
+        cs = ChatStream(args.format)
+        for chunk in _chunks(args.file):
+            for ev in cs.feed(chunk):
+                _emit(out, stamp(event_to_dict(ev)))
+        for ev in cs.close():
+            _emit(out, stamp(event_to_dict(ev)))
+        _emit(out, summary(cs, time.perf_counter() - t0 if args.timing else None))
+        return 0
+    comment_cb = (lambda c: _emit(out, stamp({"comment": c}))) if args.comments else None
+    parser = SSEParser(on_comment=comment_cb)
+    try:
+        for chunk in _chunks(args.file):
+            for ev in parser.feed(chunk):
+                _emit(out, stamp(ev._asdict()))
+        parser.close()
+    except SSEProtocolError as exc:
+        for ev in exc.events:
+            _emit(out, stamp(ev._asdict()))
+        print(f"pysse: {exc}", file=sys.stderr)
+        return 1
+    if parser.incomplete:
+        print("pysse: the stream ended inside an event (discarded)", file=sys.stderr)
+    return 0
+
+
+def replay(data: bytes, chunk: int, fmt: str = "auto") -> tuple[ChatStream, list[dict[str, Any]]]:
+    """Feed ``data`` to a ChatStream ``chunk`` bytes at a time (0 = all at once)."""
+    cs = ChatStream(fmt)
+    size = chunk if chunk > 0 else max(len(data), 1)
+    events: list[dict[str, Any]] = []
+    for i in range(0, len(data), size):
+        events += (event_to_dict(e) for e in cs.feed(data[i : i + size]))
+    events += (event_to_dict(e) for e in cs.close())
+    return cs, events
+
+
+def cmd_replay(args: argparse.Namespace, out: IO[str]) -> int:
+    data = b"".join(_chunks(args.file))
+    if args.all_sizes:
+        ref, _ = replay(data, 0, args.format)
+        ok = True
+        for size in (0, 1000, 60, 20, 1):
+            cs, _ = replay(data, size, args.format)
+            same = cs.text == ref.text and cs.outcome == ref.outcome
+            ok &= same
+            row = {"chunk": size or "whole", "same": same, **summary(cs)}
+            if not same:
+                at = next(
+                    (i for i, (a, b) in enumerate(zip(cs.text, ref.text, strict=False)) if a != b),
+                    min(len(cs.text), len(ref.text)),
+                )
+                row["first_difference_at_char"] = at
+            _emit(out, row)
+        return 0 if ok else 1
+    t0 = time.perf_counter()
+    cs, events = replay(data, args.chunk, args.format)
+    for e in events:
+        _emit(out, e)
+    _emit(out, summary(cs, time.perf_counter() - t0))
+    return 0
+
+
+def main(argv: list[str] | None = None, out: IO[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pysse", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("dump", help="print each event of a raw stream as a JSON line")
+    d.add_argument("file", nargs="?", default="-", help="a saved stream, or - for stdin")
+    d.add_argument("--comments", action="store_true", help="also show : comment lines")
+    d.add_argument("--chat", action="store_true", help="normalized chat events + summary")
+    d.add_argument("--format", default="auto", choices=FORMATS)
+    d.add_argument("--timing", action="store_true", help="add arrival time t (seconds)")
+    r = sub.add_parser("replay", help="feed a saved stream at a chosen chunk size")
+    r.add_argument("file")
+    r.add_argument("--chunk", type=int, default=0, help="bytes per feed (0: whole file)")
+    r.add_argument("--format", default="auto", choices=FORMATS)
+    r.add_argument("--all-sizes", action="store_true", help="compare whole/1000/60/20/1")
+    args = ap.parse_args(argv)
+    stream = out or sys.stdout
+    if args.cmd == "dump":
+        return cmd_dump(args, stream)
+    return cmd_replay(args, stream)
+
+
+if __name__ == "__main__":
+    try:
+        raise SystemExit(main())
+    except BrokenPipeError:  # `... | head`: the reader left, which is fine
+        sys.stderr.close()
+        raise SystemExit(0) from None
