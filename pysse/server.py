@@ -1,0 +1,156 @@
+"""The ASGI side (Starlette): the static chat page, the built-in demo relay, and optionally a
+real relay to an upstream provider (``pysse.relay``).
+
+Not part of the browser package's import graph: only ``build.py serve``, ``python -m
+pysse.relay`` and the tests import it, and it needs the ``serve`` extra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import mimetypes
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
+
+from . import demo
+
+mimetypes.add_type("application/wasm", ".wasm")
+mimetypes.add_type("text/javascript", ".mjs")
+
+MAX_BODY = 1 << 20
+DEMO_PATHS = {
+    "openai-chat": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+    "gemini": "/v1beta/models/demo:streamGenerateContent?alt=sse",
+}
+
+
+class CachedStatic(StaticFiles):
+    """Static files; content-addressed paths (pyodide/VERSION/, wheels/HASH/) are immutable,
+    everything else is revalidated so a rebuilt page is picked up at once."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        resp = await super().get_response(path, scope)
+        if path.startswith(("pyodide/", "wheels/")):
+            resp.headers["cache-control"] = "public, max-age=31536000, immutable"
+        else:
+            resp.headers["cache-control"] = "no-cache"
+        return resp
+
+
+async def read_json(request: Request, limit: int = MAX_BODY) -> dict[str, Any] | Response:
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return JSONResponse(
+                {
+                    "error": {
+                        "type": "request_too_large",
+                        "message": f"request body over {limit} bytes",
+                    }
+                },
+                413,
+            )
+    try:
+        obj = json.loads(body or b"{}")
+    except ValueError:
+        return JSONResponse(
+            {"error": {"type": "invalid_json", "message": "the request body is not JSON"}}, 400
+        )
+    if not isinstance(obj, dict):
+        return JSONResponse(
+            {"error": {"type": "invalid_json", "message": "the request body must be an object"}},
+            400,
+        )
+    return obj
+
+
+def demo_endpoint(fmt: str) -> Any:
+    async def endpoint(request: Request) -> Response:
+        body = await read_json(request)
+        if isinstance(body, Response):
+            return body
+        prompt = demo.last_user_text(body)
+        try:
+            pace = float(request.headers.get("x-demo-pace", "1"))
+        except ValueError:
+            pace = 1.0
+        seed = int(request.headers.get("x-demo-seed", "0") or 0)
+        p = demo.plan(fmt, prompt, seed=seed, pace=max(0.0, min(pace, 10.0)))
+
+        async def writes() -> AsyncIterator[bytes]:
+            for delay, chunk in p.writes:
+                if delay:
+                    await asyncio.sleep(delay)
+                yield chunk
+            if p.stall_after:
+                await asyncio.sleep(300)  # silent until the client gives up (or 5 minutes)
+
+        if p.status != 200 or not p.headers.get("content-type", "").startswith("text/event"):
+            return Response(b"".join(c for _, c in p.writes), p.status, headers=p.headers)
+        return StreamingResponse(writes(), p.status, headers=p.headers)
+
+    return endpoint
+
+
+async def gemini_endpoint(request: Request) -> Response:
+    rest = request.path_params["rest"]
+    if not rest.endswith(":streamGenerateContent"):
+        return JSONResponse({"error": {"message": "not found"}}, 404)
+    handler = demo_endpoint("gemini")
+    result: Response = await handler(request)
+    return result
+
+
+def create_app(
+    site: Path | None,
+    *,
+    upstream: str | None = None,
+    api_key_env: str | None = None,
+    upstream_format: str | None = None,
+    allow_origins: list[str] | None = None,
+) -> Starlette:
+    """The page at ``/``, the demo relay at the providers' usual paths, and (with
+    ``upstream``) a real relay at ``/relay``."""
+    routes: list[Any] = [
+        Route("/v1/chat/completions", demo_endpoint("openai-chat"), methods=["POST"]),
+        Route("/v1/responses", demo_endpoint("openai-responses"), methods=["POST"]),
+        Route("/v1/messages", demo_endpoint("anthropic"), methods=["POST"]),
+        Route("/v1beta/models/{rest:path}", gemini_endpoint, methods=["POST"]),
+    ]
+    relay_cfg: dict[str, Any] = {}
+    if upstream:
+        from .relay import RelayConfig, relay_endpoint
+
+        cfg = RelayConfig.from_args(upstream, api_key_env, upstream_format, allow_origins or [])
+        routes.append(Route("/relay", relay_endpoint(cfg), methods=["POST", "OPTIONS"]))
+        relay_cfg = {"relay": "/relay", "format": cfg.format}
+
+    if site is not None:
+        site_json = json.loads((site / "site.json").read_text())
+        site_json.update(relay_cfg)
+        site_json["demo"] = DEMO_PATHS
+
+        async def site_config(request: Request) -> Response:
+            return JSONResponse(site_json, headers={"cache-control": "no-cache"})
+
+        async def index(request: Request) -> Response:
+            return FileResponse(site / "index.html", headers={"cache-control": "no-cache"})
+
+        routes += [
+            Route("/site.json", site_config),
+            Route("/", index),
+            Mount("/", CachedStatic(directory=str(site)), name="site"),
+        ]
+    return Starlette(routes=routes)

@@ -1,0 +1,193 @@
+"""StreamingMarkdown: every prefix renders cleanly, settled blocks never change, the final
+state equals a one-shot render, and hostile markdown stays inert."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from pysse.demo import RICH_ANSWER, XSS_ANSWER, _long_answer
+from pysse.markdown import MarkdownPolicy, StreamingMarkdown, hold_back, render
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ANSWERS = {
+    "rich": RICH_ANSWER,
+    "nested": (FIXTURES / "answer_nested.md").read_text(),
+    "code_end": (FIXTURES / "answer_code_end.md").read_text(),
+    "xss": XSS_ANSWER,
+}
+
+
+class TextOutsideCode(HTMLParser):
+    """Visible text of an HTML fragment, without the contents of <code>/<pre>."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("code", "pre", "button"):
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("code", "pre", "button"):
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth == 0:
+            self.parts.append(data)
+
+
+def visible(html: str) -> str:
+    p = TextOutsideCode()
+    p.feed(html)
+    return "".join(p.parts)
+
+
+SYNTAX = ["**", "~~", "```", "~~~", "](", "|--", "| -", "\n#", "\n- ", "\n* ", "__", "<scr", "<img"]
+
+
+def stream(md: StreamingMarkdown, text: str, size: int) -> list[str]:
+    settled: list[str] = []
+    for i in range(0, len(text), size):
+        settled += md.feed(text[i : i + size]).settled
+    return settled
+
+
+@pytest.mark.parametrize("name", ANSWERS)
+def test_every_prefix_shows_no_raw_syntax(name: str) -> None:
+    text = ANSWERS[name]
+    final_visible = visible(render(text))
+    # Syntax that never shows in the finished answer must never show while streaming either.
+    forbidden = [s for s in SYNTAX if s not in final_visible]
+    assert "**" in forbidden
+    md = StreamingMarkdown()
+    for end in range(1, len(text) + 1):
+        md.feed(text[end - 1])  # one character at a time: every prefix is on screen once
+        shown = visible(md.html)
+        assert shown == visible(render(hold_back(text[:end])) if end else ""), end
+        for s in forbidden:
+            assert s not in shown, (end, s, text[:end][-40:], shown[-80:])
+        stripped = shown.rstrip()
+        assert not re.search(r"(^|\s)[*_`#|]$", stripped), (end, text[:end][-30:], stripped[-40:])
+
+
+@pytest.mark.parametrize("name", ANSWERS)
+@pytest.mark.parametrize("size", [1, 3, 17, 200])
+def test_settled_blocks_never_change_and_final_equals_one_shot(name: str, size: int) -> None:
+    text = ANSWERS[name]
+    md = StreamingMarkdown()
+    settled = stream(md, text, size)
+    final = md.finish()
+    settled += final.settled
+    assert md.html == render(text)
+    assert md.html.startswith("".join(settled))
+    assert md.settled_blocks == settled
+    assert md.text == text
+
+
+def test_streaming_shows_plain_text_at_once() -> None:
+    md = StreamingMarkdown()
+    assert "Hello wor" in md.feed("Hello wor").tail
+    assert "<strong>bold so far</strong>" in md.feed(" **bold so far").tail
+
+
+def test_open_fence_is_code_marked_incomplete_and_not_highlighted() -> None:
+    md = StreamingMarkdown()
+    u = md.feed("Intro\n\n```python\ndef f():\n    return 1\n")
+    assert 'class="codeblock incomplete"' in u.tail
+    assert "hl-" not in u.tail  # no highlighting while open
+    u = md.feed("```\n\nAfter.\n")
+    html = md.html
+    assert 'class="codeblock"' in html and "hl-k" in html  # highlighted once closed
+
+
+def test_partial_fence_line_is_not_shown() -> None:
+    md = StreamingMarkdown()
+    md.feed("Text\n\n``")
+    assert "``" not in visible(md.html)
+    md.feed("`pyth")
+    assert "pyth" not in md.html
+
+
+def test_table_waits_for_delimiter_then_rows_appear_complete() -> None:
+    md = StreamingMarkdown()
+    md.feed("Intro\n\n| a | b |\n")
+    assert "| a" not in md.html and "<table>" not in md.html
+    md.feed("|---|---|\n| 1 | 2")
+    assert "<table>" in md.html and "<th>a</th>" in md.html and "<td>1</td>" not in md.html
+    md.feed(" |\n")
+    assert "<td>1</td>" in md.html and "<td>2</td>" in md.html
+
+
+def test_total_render_work_is_linear() -> None:
+    """Rendered characters grow ~linearly with the answer, not quadratically."""
+
+    def work(text: str) -> int:
+        md = StreamingMarkdown()
+        for i in range(0, len(text), 10):
+            md.feed(text[i : i + 10])
+        md.finish()
+        return md.rendered_chars
+
+    small, big = _long_answer(15_000), _long_answer(30_000)
+    ratio = work(big) / work(small)
+    assert ratio < 2.5, ratio
+
+
+XSS = [
+    "<script>alert(1)</script>",
+    '<img src=x onerror="alert(1)">',
+    "[x](javascript:alert(1))",
+    "[x](JaVaScRiPt:alert(1))",
+    "[x]( javascript:alert(1))",
+    "[x](vbscript:msgbox)",
+    "[x](data:text/html;base64,PHNjcmlwdD4=)",
+    "[x](file:///etc/passwd)",
+    "![x](data:image/png;base64,iVBORw0KGgo=)",
+    "![beacon](https://tracker.invalid/p.gif?leak=1)",
+    "<a href='javascript:alert(1)'>a</a>",
+    "[<img src=x onerror=alert(1)>](https://ok.example)",
+    "<javascript:alert(1)>",
+    "<iframe src=https://evil.invalid></iframe>",
+    '[x](https://ok.example "title\\" onmouseover=\\"alert(1)")',
+    "```\n<script>alert(1)</script>\n```",
+    XSS_ANSWER,
+]
+
+
+class Inspect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+@pytest.mark.parametrize("src", XSS)
+def test_xss_corpus_yields_no_unsafe_output(src: str) -> None:
+    for html in (render(src), StreamingMarkdown().feed(src).tail):
+        p = Inspect()
+        p.feed(html)
+        for tag, attrs in p.tags:
+            assert tag not in ("script", "iframe", "object", "embed", "style", "img"), html
+            for name, value in attrs.items():
+                assert not name.startswith("on"), html
+                if name in ("href", "src"):
+                    assert value is not None
+                    assert re.match(r"^(https?:|mailto:)", value), html
+            if tag == "a":
+                assert attrs.get("rel") == "noopener noreferrer nofollow"
+
+
+def test_images_load_only_from_allowed_hosts() -> None:
+    src = "![pic](https://images.example/a.png) ![t](https://tracker.invalid/x.gif)"
+    html = render(src, StreamingMarkdown(MarkdownPolicy(image_hosts=frozenset({"images.example"}))).md)
+    assert '<img src="https://images.example/a.png"' in html
+    assert 'src="https://tracker.invalid' not in html
+    assert 'href="https://tracker.invalid/x.gif"' in html
