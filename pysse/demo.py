@@ -496,7 +496,7 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
         chunks = _rechunk(events, rnd, 200, 1400)
         delays = [0.004 * pace] * len(chunks)
     else:
-        chunks = _rechunk(events, rnd, 5, 90)
+        chunks = _rechunk(events, rnd, 20, 300)  # ~one event per write, cut anywhere
         lo, hi = (0.2, 0.3) if cmd == "slow" else (0.02, 0.06)
         delays = [rnd.uniform(lo, hi) * pace for _ in chunks]
     delays[0] = 0.05 * pace  # time to first byte

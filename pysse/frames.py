@@ -1,0 +1,126 @@
+"""Markdown blocks -> frames and scrolling: when to render, and where the reader's view goes.
+
+Pure logic with the browser injected, so it runs and is tested in CPython:
+
+* :class:`FrameScheduler` coalesces any number of deltas into at most one render per
+  animation frame, renders synchronously when the answer ends (never waiting on a frame that a
+  hidden tab will not deliver), and renders once on return to a visible tab.
+* :class:`ScrollFollower` follows the bottom only while the reader is there: scrolling up
+  releases it, scrolling back down re-arms it, and the page's own scrolling is never mistaken
+  for the reader's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+__all__ = ["FrameScheduler", "ScrollFollower"]
+
+
+class FrameScheduler:
+    """At most one ``render()`` per frame, however often ``request()`` is called.
+
+    ``request_frame(cb)`` must arrange for ``cb`` to be called on the next animation frame
+    (``requestAnimationFrame``); ``is_hidden()`` says whether the page is hidden, in which
+    case no frame is requested at all (rAF does not run in hidden tabs) and the pending work
+    is rendered by ``on_visible()`` or ``flush()``.
+    """
+
+    def __init__(
+        self,
+        render: Callable[[], object],
+        request_frame: Callable[[], object],
+        is_hidden: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self._render = render
+        self._request_frame = request_frame
+        self._is_hidden = is_hidden
+        self.frame_pending = False
+        self.dirty = False
+        self.renders = 0
+        self.requests = 0
+        self.closed = False
+
+    def request(self) -> None:
+        """New content arrived: render it on the next frame (once)."""
+        if self.closed:
+            return
+        self.requests += 1
+        self.dirty = True
+        if self.frame_pending or self._is_hidden():
+            return
+        self.frame_pending = True
+        self._request_frame()
+
+    def on_frame(self) -> None:
+        """The animation frame callback."""
+        self.frame_pending = False
+        if self.dirty and not self.closed:
+            self._do_render()
+
+    def on_visible(self) -> None:
+        """The tab became visible again: show what arrived meanwhile, once."""
+        if self.dirty and not self.closed:
+            self._do_render()
+
+    def flush(self) -> None:
+        """End of stream (done, error, Stop): render the final state now, synchronously."""
+        if not self.closed:
+            self._do_render()
+        self.closed = True
+
+    def _do_render(self) -> None:
+        self.dirty = False
+        self.renders += 1
+        self._render()
+
+
+class ScrollFollower:
+    """Decides whether a render should keep the view pinned to the bottom.
+
+    Feed it every scroll event (``on_scroll``) and ask ``target_after_render`` after each
+    render. Scroll positions the follower set itself are recognised and ignored, so growth of
+    the content is never read as the reader scrolling.
+    """
+
+    def __init__(self, threshold: float = 8.0) -> None:
+        self.threshold = threshold
+        self.following = True
+        self.show_jump = False
+        self._expected: float | None = None
+
+    def at_bottom(self, top: float, height: float, client: float) -> bool:
+        return height - top - client <= self.threshold
+
+    def on_scroll(self, top: float, height: float, client: float) -> None:
+        if self._expected is not None and abs(top - self._expected) < 1.5:
+            self._expected = None  # our own scroll
+            return
+        self._expected = None
+        if self.at_bottom(top, height, client):
+            self.following = True
+            self.show_jump = False
+        else:
+            self.following = False
+
+    def on_user_intent_up(self) -> None:
+        """A wheel/key/touch gesture upwards: release at once, before the scroll event."""
+        self.following = False
+        self._expected = None
+
+    def target_after_render(self, height: float, client: float) -> float | None:
+        """Where to scroll after content changed: the bottom while following, else None."""
+        if not self.following:
+            self.show_jump = True
+            return None
+        target = max(0.0, height - client)
+        self._expected = target
+        return target
+
+    def jump(self, height: float, client: float) -> float:
+        """The reader pressed "Jump to latest"."""
+        self.following = True
+        self.show_jump = False
+        target = max(0.0, height - client)
+        self._expected = target
+        return target
