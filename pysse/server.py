@@ -87,7 +87,7 @@ def demo_endpoint(fmt: str) -> Any:
         except ValueError:
             pace = 1.0
         seed = int(request.headers.get("x-demo-seed", "0") or 0)
-        p = demo.plan(fmt, prompt, seed=seed, pace=max(0.0, min(pace, 10.0)))
+        p = demo.plan(fmt, prompt, seed=seed, pace=max(0.0, min(pace, 100.0)))
 
         async def writes() -> AsyncIterator[bytes]:
             for delay, chunk in p.writes:

@@ -1,0 +1,150 @@
+"""Shared fixtures for the browser tests: the built site, a live server, headless Chromium.
+
+Chromium is Debian's (``$PYSSE_CHROMIUM`` or /usr/bin/chromium); pysse never downloads a
+browser. ``python build.py test`` finds or installs it and builds the site first; running
+pytest directly builds the site on demand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def chromium_path() -> str:
+    for c in (os.environ.get("PYSSE_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if c and Path(c).exists():
+            return c
+    raise RuntimeError("no Chromium: run `python build.py test` (it installs Debian's chromium) "
+                       "or set PYSSE_CHROMIUM")
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    env = os.environ.get("PYSSE_SITE")
+    if env:
+        return Path(env)
+    sys.path.insert(0, str(ROOT))
+    import build  # the project's build script
+
+    return build.build_site()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LiveServer:
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
+                                                    log_level="warning", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.time() + 20
+        while not self.server.started:
+            if time.time() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="session")
+def server(site: Path) -> Iterator[LiveServer]:
+    from pysse.server import create_app
+
+    with LiveServer(create_app(site)) as live:
+        yield live
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Page:
+    """A page with the chat booted, errors and requests recorded."""
+
+    def __init__(self, browser: Any, base: str, settings: dict[str, Any] | None = None,
+                 viewport: dict[str, int] | None = None) -> None:
+        self.ctx = browser.new_context(viewport=viewport or {"width": 1000, "height": 700})
+        self.page = self.ctx.new_page()
+        self.base = base
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        s = {"headers": "X-Demo-Pace: 0.05"}
+        s.update(settings or {})
+        self.page.add_init_script(
+            "localStorage.setItem('pysse.settings.v1', " + json.dumps(json.dumps(s)) + ");"
+            "window.__frames = 0; (function tick(){ window.__frames++; "
+            "requestAnimationFrame(tick); })();"
+        )
+
+    def open(self, wait_ready: bool = True) -> Any:
+        self.page.goto(self.base + "/")
+        if wait_ready:
+            self.page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        return self.page
+
+    def send(self, text: str) -> None:
+        self.page.fill("[data-role=prompt]", text)
+        self.page.press("[data-role=prompt]", "Enter")
+
+    def wait_done(self, index: int = -1, timeout: float = 60_000) -> Any:
+        sel = "[data-role=assistant]"
+        self.page.wait_for_function(
+            f"""() => {{ const a = [...document.querySelectorAll('{sel}')];
+                 const m = a.at({index}); return m && m.dataset.state !== 'streaming'; }}""",
+            timeout=timeout)
+        return self.page.query_selector_all(sel)[index]
+
+    def close(self) -> None:
+        self.ctx.close()
+
+
+@pytest.fixture
+def make_page(browser: Any, server: LiveServer) -> Iterator[Any]:
+    pages: list[Page] = []
+
+    def make(**kw: Any) -> Page:
+        p = Page(browser, server.url, **kw)
+        pages.append(p)
+        return p
+
+    yield make
+    for p in pages:
+        errors = list(p.errors)
+        p.close()
+        assert errors == [], errors

@@ -1,0 +1,277 @@
+"""End to end in headless Chromium: boot, every format, Stop, every /demo failure, frames,
+scrolling, hidden tabs, hostile markdown. Each test fails on any uncaught page error."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from pysse.demo import RICH_ANSWER, XSS_ANSWER
+from pysse.markdown import render
+
+pytestmark = pytest.mark.browser
+
+FORMATS = ["auto", "openai-chat", "openai-responses", "anthropic", "gemini"]
+
+
+def normalized(page: Any, html: str) -> str:
+    return str(page.evaluate("(h) => { const d = document.createElement('div'); "
+                             "d.innerHTML = h; return d.innerHTML; }", html))
+
+
+def shown_html(msg: Any) -> str:
+    return str(msg.evaluate("(m) => m.querySelector('.settled').innerHTML + "
+                            "m.querySelector('.tail').innerHTML"))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_streams_each_format_to_done(make_page: Any, fmt: str) -> None:
+    p = make_page(settings={"format": fmt})
+    page = p.open()
+    p.send("hello")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-state") == "done"
+    assert msg.get_attribute("data-text") == RICH_ANSWER
+    assert shown_html(msg) == normalized(page, render(RICH_ANSWER))
+    assert "tokens" in msg.inner_text()
+    url = msg.get_attribute("data-url")
+    expected = {"auto": "/v1/chat/completions", "openai-chat": "/v1/chat/completions",
+                "openai-responses": "/v1/responses", "anthropic": "/v1/messages",
+                "gemini": ":streamGenerateContent"}[fmt]
+    assert expected in url
+    stats = json.loads(page.evaluate("pysseApp.stats()"))
+    assert stats["turns"][0]["format"] == (fmt if fmt != "auto" else "openai-chat")
+
+
+def test_message_sent_before_python_is_ready_goes_out(make_page: Any) -> None:
+    p = make_page()
+    page = p.page
+    page.goto(p.base + "/")
+    page.wait_for_selector("[data-role=prompt]")
+    assert page.get_attribute("body", "data-ready") is None  # the UI is up before Python
+    p.send("/demo echo early bird")
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    msg = p.wait_done()
+    assert msg.get_attribute("data-text") == "early bird"
+    assert page.locator(".msg.user").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "state", "needle"),
+    [
+        ("/demo drop", "truncated", "connection closed before"),
+        ("/demo 401", "error", "HTTP 401: Invalid API key (demo)."),
+        ("/demo 429", "error", "retry after 7 s"),
+        ("/demo 500", "error", "HTTP 500: Internal Server Error (demo)"),
+        ("/demo html", "error", "not text/event-stream"),
+        ("/demo error", "error", "The server had an error (demo)."),
+        ("/demo malformed", "error", "not JSON"),
+        ("/demo bytes", "done", "Done"),
+        ("/demo burst", "done", "Done"),
+    ],
+)
+def test_demo_failures_show_state_and_keep_text(make_page: Any, command: str, state: str,
+                                                needle: str) -> None:
+    p = make_page()
+    page = p.open()
+    p.send(command)
+    msg = p.wait_done()
+    assert msg.get_attribute("data-state") == state
+    assert needle in msg.query_selector(".status").inner_text()
+    text = msg.get_attribute("data-text")
+    if command in ("/demo drop", "/demo error", "/demo malformed"):
+        assert text and RICH_ANSWER.startswith(text) and text != RICH_ANSWER
+    if state == "done":
+        assert text == RICH_ANSWER
+    if state != "done":
+        assert not msg.query_selector("[data-role=retry]").is_hidden()
+    # The page is still usable afterwards.
+    p.send("/demo echo still here")
+    assert p.wait_done().get_attribute("data-text") == "still here"
+    assert page.locator("[data-role=assistant]").count() == 2
+
+
+def test_stall_ends_as_error_by_idle_timeout(make_page: Any) -> None:
+    p = make_page(settings={"idle_s": 1})
+    p.open()
+    p.send("/demo stall")
+    msg = p.wait_done(timeout=20_000)
+    assert msg.get_attribute("data-state") == "error"
+    assert "timed out" in msg.query_selector(".status").inner_text()
+    assert RICH_ANSWER.startswith(msg.get_attribute("data-text") or "")
+
+
+def test_stop_mid_answer_keeps_partial_text(make_page: Any) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 1"})
+    page = p.open()
+    p.send("/demo slow")
+    page.wait_for_function("() => document.querySelector('[data-role=assistant] .tail')"
+                           ".textContent.length > 20", timeout=20_000)
+    page.click("[data-role=stop]")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-state") == "stopped"
+    text = msg.get_attribute("data-text") or ""
+    assert len(text) > 5 and RICH_ANSWER.startswith(text)
+    assert page.is_disabled("[data-role=stop]")
+    page.wait_for_timeout(600)  # nothing more arrives after Stop
+    assert msg.get_attribute("data-text") == text
+
+
+def test_stop_at_first_byte_then_send_again(make_page: Any) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 5"})
+    page = p.open()
+    p.send("hello")
+    page.click("[data-role=stop]")
+    msg = p.wait_done(0)
+    assert msg.get_attribute("data-state") == "stopped"
+    assert msg.get_attribute("data-text") == ""
+    p.send("/demo echo again")
+    assert p.wait_done(1).get_attribute("data-text") == "again"
+
+
+def test_two_quick_sends_are_answered_in_order(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    p.send("/demo echo first")
+    p.send("/demo echo second")
+    p.wait_done(0)
+    page.wait_for_function("() => document.querySelectorAll('[data-role=assistant]').length == 2")
+    second = p.wait_done(1)
+    first = page.query_selector_all("[data-role=assistant]")[0]
+    assert first.get_attribute("data-text") == "first"
+    assert second.get_attribute("data-text") == "second"
+
+
+def test_retry_resends_the_same_conversation(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    bodies: list[str] = []
+    page.on("request", lambda r: bodies.append(r.post_data or "") if r.method == "POST" else None)
+    p.send("/demo drop")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-state") == "truncated"
+    msg.query_selector("[data-role=retry]").click()
+    page.wait_for_function("() => document.querySelectorAll('[data-role=assistant]').length == 2")
+    p.wait_done(1)
+    assert len(bodies) == 2 and json.loads(bodies[0]) == json.loads(bodies[1])
+
+
+def test_renders_at_most_one_per_frame(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    f0 = page.evaluate("window.__frames")
+    p.send("/demo bytes")
+    msg = p.wait_done()
+    frames = page.evaluate("window.__frames") - f0
+    renders = int(msg.get_attribute("data-renders") or 0)
+    stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][0]
+    assert stats["chunks"] > 1000  # really 1-byte chunks
+    assert 1 <= renders <= frames + 1, (renders, frames)
+
+
+def test_scroll_stays_put_after_user_scrolls_up_and_jump_works(make_page: Any) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 40"}, viewport={"width": 800, "height": 500})
+    page = p.open()
+    p.send("/demo long")
+    log = page.locator("[data-role=log]")
+    page.wait_for_function("() => { const l = document.querySelector('[data-role=log]');"
+                           " return l.scrollHeight > l.clientHeight * 3; }", timeout=30_000)
+    # Following: pinned to the bottom.
+    assert page.evaluate("() => { const l = document.querySelector('[data-role=log]');"
+                         " return l.scrollHeight - l.scrollTop - l.clientHeight; }") < 10
+    log.hover()
+    page.mouse.wheel(0, -600)
+    page.wait_for_timeout(300)
+    top = page.evaluate("document.querySelector('[data-role=log]').scrollTop")
+    h0 = page.evaluate("document.querySelector('[data-role=log]').scrollHeight")
+    page.wait_for_timeout(800)  # more text arrives meanwhile
+    assert page.evaluate("document.querySelector('[data-role=log]').scrollHeight") > h0
+    assert page.evaluate("document.querySelector('[data-role=log]').scrollTop") == top
+    page.wait_for_selector("[data-role=jump]:not([hidden])", timeout=5_000)
+    page.click("[data-role=jump]")
+    page.wait_for_timeout(500)  # still streaming, and followed again
+    assert p.page.query_selector("[data-role=assistant]").get_attribute("data-state") == "streaming"
+    assert page.evaluate("() => { const l = document.querySelector('[data-role=log]');"
+                         " return l.scrollHeight - l.scrollTop - l.clientHeight; }") < 10
+    page.click("[data-role=stop]")
+
+
+def test_hidden_tab_keeps_reading_and_finishes(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    page.evaluate("""() => { Object.defineProperty(document, 'visibilityState',
+        { configurable: true, get: () => 'hidden' });
+        document.dispatchEvent(new Event('visibilitychange')); }""")
+    p.send("hello")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-state") == "done"
+    assert int(msg.get_attribute("data-renders") or 0) <= 2  # no frames while hidden
+    assert shown_html(msg) == normalized(page, render(RICH_ANSWER))
+
+
+def test_hidden_then_visible_renders_once_on_return(make_page: Any) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 1"})
+    page = p.open()
+    page.evaluate("""() => { Object.defineProperty(document, 'visibilityState',
+        { configurable: true, get: () => 'hidden' });
+        document.dispatchEvent(new Event('visibilitychange')); }""")
+    p.send("/demo slow")
+    page.wait_for_timeout(1500)
+    msg = page.query_selector("[data-role=assistant]")
+    assert msg.get_attribute("data-renders") in (None, "0")
+    page.evaluate("""() => { Object.defineProperty(document, 'visibilityState',
+        { configurable: true, get: () => 'visible' });
+        document.dispatchEvent(new Event('visibilitychange')); }""")
+    page.wait_for_function("() => document.querySelector('[data-role=assistant]')"
+                           ".dataset.renders >= '1'")
+    assert len(msg.query_selector(".tail").inner_text() + msg.query_selector(".settled")
+               .inner_text()) > 0
+    page.click("[data-role=stop]")
+
+
+def test_xss_executes_nothing_and_requests_no_foreign_host(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    p.send("/demo xss")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-text") == XSS_ANSWER
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    assert msg.query_selector_all("script, iframe, img") == []
+    hrefs = [a.get_attribute("href") for a in msg.query_selector_all("a")]
+    assert all(re.match(r"^https?:", h or "") for h in hrefs), hrefs
+    foreign = [u for u in p.requests if not u.startswith(p.base) and not u.startswith("data:")]
+    assert foreign == []
+
+
+def test_settings_persist_across_reload(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    page.click("summary")
+    page.select_option("[data-role=format]", "anthropic")
+    page.fill("[data-setting=model]", "my-model")
+    page.press("[data-setting=model]", "Tab")
+    stored = json.loads(page.evaluate("localStorage.getItem('pysse.settings.v1')"))
+    assert stored["format"] == "anthropic" and stored["model"] == "my-model"
+
+
+def test_narrow_screen_has_no_horizontal_scroll(make_page: Any) -> None:
+    p = make_page(viewport={"width": 360, "height": 640})
+    page = p.open()
+    p.send("hello")
+    p.wait_done()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
+def test_new_chat_clears_the_conversation(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    p.send("/demo echo one")
+    p.wait_done()
+    page.click("[data-role=new-chat]")
+    assert page.locator(".msg").count() == 0
+    p.send("/demo echo two")
+    assert p.wait_done().get_attribute("data-text") == "two"

@@ -1,0 +1,104 @@
+"""The pure-Python layers under real Pyodide (Python 3.14, Node + the npm package), compared
+with CPython on the same inputs, so a CPython-only (or 3.14-only) slip is caught."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fixtures_util import load_fixtures
+from pysse import ChatStream
+from pysse.demo import RICH_ANSWER
+from pysse.markdown import StreamingMarkdown
+
+pytestmark = pytest.mark.pyodide
+
+CHECK = r"""
+import json, sys
+from pysse import ChatStream, SSEParser
+from pysse.markdown import StreamingMarkdown
+data = json.loads(INPUT)
+out = {"python": sys.version.split()[0], "fixtures": {}}
+for name, hexbody in data["fixtures"].items():
+    body = bytes.fromhex(hexbody)
+    rows = []
+    for size in (1, 7, 64, len(body) or 1):
+        cs = ChatStream()
+        for i in range(0, len(body), size):
+            cs.feed(body[i:i + size])
+        cs.close()
+        rows.append([cs.text, str(cs.outcome), cs.finish_reason,
+                     [cs.usage.input_tokens, cs.usage.output_tokens] if cs.usage else None])
+    out["fixtures"][name] = rows
+md = StreamingMarkdown()
+text = data["markdown"]
+for i in range(0, len(text), 5):
+    md.feed(text[i:i + 5])
+md.finish()
+out["markdown"] = md.html
+json.dumps(out)
+"""
+
+NODE = r"""
+const { pathToFileURL } = require("url");
+(async () => {
+  const [dir, wheelsJson, code, input] = process.argv.slice(2);
+  const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
+  const py = await loadPyodide({ indexURL: dir + "/" });
+  await py.loadPackage(JSON.parse(wheelsJson), { messageCallback: () => {} });
+  py.globals.set("INPUT", input);
+  process.stdout.write(py.runPython(code));
+})().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node, "Node.js is required for this test (python build.py test installs it)"
+    pyodide_dir = Path(os.environ.get("PYSSE_PYODIDE") or site / "pyodide" / "314.0.7")
+    cfg = json.loads((site / "site.json").read_text())
+    wheels = [str(site / w) for w in cfg["wheels"]]
+    fixtures = {name: body.hex() for name, body, _ in load_fixtures()}
+    script = tmp_path / "run.js"
+    script.write_text(NODE)
+    payload = json.dumps({"fixtures": fixtures, "markdown": RICH_ANSWER})
+    proc = subprocess.run(
+        [node, str(script), str(pyodide_dir), json.dumps(wheels), CHECK, payload],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout)
+    assert got["python"].startswith("3.14")
+
+    for name, body, _ in load_fixtures():
+        rows = []
+        for size in (1, 7, 64, len(body) or 1):
+            cs = ChatStream()
+            for i in range(0, len(body), size):
+                cs.feed(body[i : i + size])
+            cs.close()
+            rows.append([cs.text, str(cs.outcome), cs.finish_reason,
+                         [cs.usage.input_tokens, cs.usage.output_tokens] if cs.usage else None])
+        assert got["fixtures"][name] == rows, name
+    md = StreamingMarkdown()
+    for i in range(0, len(RICH_ANSWER), 5):
+        md.feed(RICH_ANSWER[i : i + 5])
+    md.finish()
+    assert got["markdown"] == md.html
+
+
+def test_cpython_test_env_uses_the_browser_wheel_versions() -> None:
+    import importlib.metadata
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import build
+
+    for spec in build.BROWSER_WHEELS:
+        name, version = spec.split("==")
+        assert importlib.metadata.version(name) == version, spec
