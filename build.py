@@ -43,8 +43,13 @@ PYODIDE_FILES = (
 )
 # Loaded by URL in this order: loadPackage() does no dependency resolution for URLs.
 BROWSER_WHEELS = ("mdurl==0.1.2", "markdown-it-py==4.3.0", "pygments==2.21.0")
-EXTRAS = {"serve": "serve,markdown", "site": "markdown", "test": "test", "bench": "test,bench",
-          "fuzz": "test"}
+EXTRAS = {
+    "serve": "serve,markdown",
+    "site": "markdown",
+    "test": "test",
+    "bench": "test,bench",
+    "fuzz": "test",
+}
 
 
 def log(msg: str) -> None:
@@ -74,8 +79,18 @@ def ensure_venv(extras: str) -> None:
     stamp = VENV / f".pysse-installed-{key[:16]}"
     if not stamp.exists():
         log(f"installing pysse[{extras}] into .venv (first run only)")
-        run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-             "-e", f"{ROOT}[{extras}]"])
+        run(
+            [
+                str(py),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "-e",
+                f"{ROOT}[{extras}]",
+            ]
+        )
         stamp.write_text(extras)
     env = dict(os.environ, PYSSE_BUILD_IN_VENV="1")
     os.execve(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]], env)
@@ -83,8 +98,12 @@ def ensure_venv(extras: str) -> None:
 
 def find_chromium(install: bool = True) -> str:
     """$PYSSE_CHROMIUM, then chromium on PATH; else install Debian's package when root."""
-    candidates = [os.environ.get("PYSSE_CHROMIUM"), "/usr/bin/chromium",
-                  shutil.which("chromium"), shutil.which("chromium-browser")]
+    candidates = [
+        os.environ.get("PYSSE_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ]
     for c in candidates:
         if c and Path(c).exists():
             return c
@@ -132,9 +151,19 @@ def fetch_pyodide() -> Path:
     if not tgz.exists():
         log(f"npm pack pyodide@{PYODIDE_VERSION}")
         npm = shutil.which("npm") or "npm"
-        out = subprocess.run([npm, "pack", f"pyodide@{PYODIDE_VERSION}", "--silent",
-                              "--pack-destination", str(CACHE)],
-                             check=True, capture_output=True, text=True).stdout.strip()
+        out = subprocess.run(
+            [
+                npm,
+                "pack",
+                f"pyodide@{PYODIDE_VERSION}",
+                "--silent",
+                "--pack-destination",
+                str(CACHE),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         produced = CACHE / out.splitlines()[-1]
         if produced != tgz:
             produced.rename(tgz)
@@ -168,9 +197,23 @@ def fetch_browser_wheels() -> list[Path]:
             missing.append(spec)
     if missing:
         log(f"pip download {' '.join(missing)}")
-        run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check",
-             "--no-deps", "--only-binary=:all:", "--python-version", "3.14", "-d", str(dest),
-             *missing])
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.14",
+                "-d",
+                str(dest),
+                *missing,
+            ]
+        )
         return fetch_browser_wheels()
     return found
 
@@ -190,8 +233,20 @@ def build_pysse_wheel() -> Path:
         return hits[0]
     log("building the pysse wheel")
     dest.mkdir(parents=True, exist_ok=True)
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "--no-deps",
-         "-w", str(dest), str(ROOT)])
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "-w",
+            str(dest),
+            str(ROOT),
+        ]
+    )
     return sorted(dest.glob("pysse-*.whl"))[0]
 
 
@@ -229,8 +284,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from pysse.server import create_app
 
-    app = create_app(site, upstream=args.upstream, api_key_env=args.api_key_env,
-                     upstream_format=args.format)
+    app = create_app(
+        site, upstream=args.upstream, api_key_env=args.api_key_env, upstream_format=args.format
+    )
     print(f"\n  pysse chat page: http://{args.host}:{args.port}/\n", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
@@ -245,8 +301,12 @@ def cmd_test(args: argparse.Namespace) -> int:
     chromium = find_chromium()
     find_node()
     site = build_site()
-    env = dict(os.environ, PYSSE_CHROMIUM=chromium, PYSSE_SITE=str(site),
-               PYSSE_PYODIDE=str(fetch_pyodide()))
+    env = dict(
+        os.environ,
+        PYSSE_CHROMIUM=chromium,
+        PYSSE_SITE=str(site),
+        PYSSE_PYODIDE=str(fetch_pyodide()),
+    )
     steps = [
         [sys.executable, "-m", "ruff", "check", "pysse", "tests", "bench", "build.py"],
         [sys.executable, "-m", "mypy", "--strict", "pysse"],
@@ -298,8 +358,13 @@ def main() -> int:
     f.add_argument("--minutes", type=float, default=10)
     args = ap.parse_args()
     ensure_venv(EXTRAS[args.cmd])
-    handler = {"serve": cmd_serve, "site": cmd_site, "test": cmd_test, "bench": cmd_bench,
-               "fuzz": cmd_fuzz}[args.cmd]
+    handler = {
+        "serve": cmd_serve,
+        "site": cmd_site,
+        "test": cmd_test,
+        "bench": cmd_bench,
+        "fuzz": cmd_fuzz,
+    }[args.cmd]
     return handler(args)
 
 

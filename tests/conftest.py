@@ -21,16 +21,24 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def chromium_path() -> str:
     for c in (os.environ.get("PYSSE_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
         if c and Path(c).exists():
             return c
-    raise RuntimeError("no Chromium: run `python build.py test` (it installs Debian's chromium) "
-                       "or set PYSSE_CHROMIUM")
+    raise RuntimeError(
+        "no Chromium: run `python build.py test` (it installs Debian's chromium) "
+        "or set PYSSE_CHROMIUM"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -56,8 +64,11 @@ class LiveServer:
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="off"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+            )
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> LiveServer:
@@ -95,8 +106,13 @@ def browser() -> Iterator[Any]:
 class Page:
     """A page with the chat booted, errors and requests recorded."""
 
-    def __init__(self, browser: Any, base: str, settings: dict[str, Any] | None = None,
-                 viewport: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        browser: Any,
+        base: str,
+        settings: dict[str, Any] | None = None,
+        viewport: dict[str, int] | None = None,
+    ) -> None:
         self.ctx = browser.new_context(viewport=viewport or {"width": 1000, "height": 700})
         self.page = self.ctx.new_page()
         self.base = base
@@ -127,7 +143,8 @@ class Page:
         self.page.wait_for_function(
             f"""() => {{ const a = [...document.querySelectorAll('{sel}')];
                  const m = a.at({index}); return m && m.dataset.state !== 'streaming'; }}""",
-            timeout=timeout)
+            timeout=timeout,
+        )
         return self.page.query_selector_all(sel)[index]
 
     def close(self) -> None:

@@ -18,13 +18,21 @@ FORMATS = ["auto", "openai-chat", "openai-responses", "anthropic", "gemini"]
 
 
 def normalized(page: Any, html: str) -> str:
-    return str(page.evaluate("(h) => { const d = document.createElement('div'); "
-                             "d.innerHTML = h; return d.innerHTML; }", html))
+    return str(
+        page.evaluate(
+            "(h) => { const d = document.createElement('div'); "
+            "d.innerHTML = h; return d.innerHTML; }",
+            html,
+        )
+    )
 
 
 def shown_html(msg: Any) -> str:
-    return str(msg.evaluate("(m) => m.querySelector('.settled').innerHTML + "
-                            "m.querySelector('.tail').innerHTML"))
+    return str(
+        msg.evaluate(
+            "(m) => m.querySelector('.settled').innerHTML + m.querySelector('.tail').innerHTML"
+        )
+    )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -38,9 +46,13 @@ def test_streams_each_format_to_done(make_page: Any, fmt: str) -> None:
     assert shown_html(msg) == normalized(page, render(RICH_ANSWER))
     assert "tokens" in msg.inner_text()
     url = msg.get_attribute("data-url")
-    expected = {"auto": "/v1/chat/completions", "openai-chat": "/v1/chat/completions",
-                "openai-responses": "/v1/responses", "anthropic": "/v1/messages",
-                "gemini": ":streamGenerateContent"}[fmt]
+    expected = {
+        "auto": "/v1/chat/completions",
+        "openai-chat": "/v1/chat/completions",
+        "openai-responses": "/v1/responses",
+        "anthropic": "/v1/messages",
+        "gemini": ":streamGenerateContent",
+    }[fmt]
     assert expected in url
     stats = json.loads(page.evaluate("pysseApp.stats()"))
     assert stats["turns"][0]["format"] == (fmt if fmt != "auto" else "openai-chat")
@@ -73,8 +85,9 @@ def test_message_sent_before_python_is_ready_goes_out(make_page: Any) -> None:
         ("/demo burst", "done", "Done"),
     ],
 )
-def test_demo_failures_show_state_and_keep_text(make_page: Any, command: str, state: str,
-                                                needle: str) -> None:
+def test_demo_failures_show_state_and_keep_text(
+    make_page: Any, command: str, state: str, needle: str
+) -> None:
     p = make_page()
     page = p.open()
     p.send(command)
@@ -108,8 +121,10 @@ def test_stop_mid_answer_keeps_partial_text(make_page: Any) -> None:
     p = make_page(settings={"headers": "X-Demo-Pace: 1"})
     page = p.open()
     p.send("/demo slow")
-    page.wait_for_function("() => document.querySelector('[data-role=assistant] .tail')"
-                           ".textContent.length > 20", timeout=20_000)
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=assistant] .tail').textContent.length > 20",
+        timeout=20_000,
+    )
     page.click("[data-role=stop]")
     msg = p.wait_done()
     assert msg.get_attribute("data-state") == "stopped"
@@ -177,11 +192,19 @@ def test_scroll_stays_put_after_user_scrolls_up_and_jump_works(make_page: Any) -
     page = p.open()
     p.send("/demo long")
     log = page.locator("[data-role=log]")
-    page.wait_for_function("() => { const l = document.querySelector('[data-role=log]');"
-                           " return l.scrollHeight > l.clientHeight * 3; }", timeout=30_000)
+    page.wait_for_function(
+        "() => { const l = document.querySelector('[data-role=log]');"
+        " return l.scrollHeight > l.clientHeight * 3; }",
+        timeout=30_000,
+    )
     # Following: pinned to the bottom.
-    assert page.evaluate("() => { const l = document.querySelector('[data-role=log]');"
-                         " return l.scrollHeight - l.scrollTop - l.clientHeight; }") < 10
+    assert (
+        page.evaluate(
+            "() => { const l = document.querySelector('[data-role=log]');"
+            " return l.scrollHeight - l.scrollTop - l.clientHeight; }"
+        )
+        < 10
+    )
     log.hover()
     page.mouse.wheel(0, -600)
     page.wait_for_timeout(300)
@@ -194,8 +217,13 @@ def test_scroll_stays_put_after_user_scrolls_up_and_jump_works(make_page: Any) -
     page.click("[data-role=jump]")
     page.wait_for_timeout(500)  # still streaming, and followed again
     assert p.page.query_selector("[data-role=assistant]").get_attribute("data-state") == "streaming"
-    assert page.evaluate("() => { const l = document.querySelector('[data-role=log]');"
-                         " return l.scrollHeight - l.scrollTop - l.clientHeight; }") < 10
+    assert (
+        page.evaluate(
+            "() => { const l = document.querySelector('[data-role=log]');"
+            " return l.scrollHeight - l.scrollTop - l.clientHeight; }"
+        )
+        < 10
+    )
     page.click("[data-role=stop]")
 
 
@@ -225,10 +253,13 @@ def test_hidden_then_visible_renders_once_on_return(make_page: Any) -> None:
     page.evaluate("""() => { Object.defineProperty(document, 'visibilityState',
         { configurable: true, get: () => 'visible' });
         document.dispatchEvent(new Event('visibilitychange')); }""")
-    page.wait_for_function("() => document.querySelector('[data-role=assistant]')"
-                           ".dataset.renders >= '1'")
-    assert len(msg.query_selector(".tail").inner_text() + msg.query_selector(".settled")
-               .inner_text()) > 0
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=assistant]').dataset.renders >= '1'"
+    )
+    assert (
+        len(msg.query_selector(".tail").inner_text() + msg.query_selector(".settled").inner_text())
+        > 0
+    )
     page.click("[data-role=stop]")
 
 

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from fixtures_util import load_fixtures
 
+from fixtures_util import load_fixtures
 from pysse import (
     ChatStream,
     ChatStreamError,

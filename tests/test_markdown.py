@@ -187,7 +187,9 @@ def test_xss_corpus_yields_no_unsafe_output(src: str) -> None:
 
 def test_images_load_only_from_allowed_hosts() -> None:
     src = "![pic](https://images.example/a.png) ![t](https://tracker.invalid/x.gif)"
-    html = render(src, StreamingMarkdown(MarkdownPolicy(image_hosts=frozenset({"images.example"}))).md)
+    html = render(
+        src, StreamingMarkdown(MarkdownPolicy(image_hosts=frozenset({"images.example"}))).md
+    )
     assert '<img src="https://images.example/a.png"' in html
     assert 'src="https://tracker.invalid' not in html
     assert 'href="https://tracker.invalid/x.gif"' in html

@@ -69,7 +69,9 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> 
     payload = json.dumps({"fixtures": fixtures, "markdown": RICH_ANSWER})
     proc = subprocess.run(
         [node, str(script), str(pyodide_dir), json.dumps(wheels), CHECK, payload],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout)
@@ -82,8 +84,14 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> 
             for i in range(0, len(body), size):
                 cs.feed(body[i : i + size])
             cs.close()
-            rows.append([cs.text, str(cs.outcome), cs.finish_reason,
-                         [cs.usage.input_tokens, cs.usage.output_tokens] if cs.usage else None])
+            rows.append(
+                [
+                    cs.text,
+                    str(cs.outcome),
+                    cs.finish_reason,
+                    [cs.usage.input_tokens, cs.usage.output_tokens] if cs.usage else None,
+                ]
+            )
         assert got["fixtures"][name] == rows, name
     md = StreamingMarkdown()
     for i in range(0, len(RICH_ANSWER), 5):
