@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -191,5 +192,7 @@ def test_iter_chat_and_aiter_chat() -> None:
     async def collect() -> list[Any]:
         return [e async for e in aiter_chat(agen())]
 
-    cut = asyncio.run(collect())
+    # In a thread of its own: the session's Playwright keeps an event loop in the main one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        cut = pool.submit(asyncio.run, collect()).result()
     assert isinstance(cut[-1], Finish) and cut[-1].outcome == "truncated"
