@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 import js
-from pyodide.ffi import create_proxy, to_js
+from pyodide.ffi import create_once_callable, create_proxy, to_js
 
 from .chat import ChatStream
 from .events import Finish, Outcome, ProviderError, TextDelta, Usage
@@ -75,6 +75,7 @@ class Turn:
         self.t_first_text: float | None = None
         self.t_end: float | None = None
         self.longest_render_ms = 0.0
+        self.render_ms: list[float] = []
         self.handle: Any = None
         self.state = "streaming"
         self.shown_tail = ""
@@ -171,7 +172,9 @@ class Turn:
             self.tail_el.innerHTML = update.tail
             self.shown_tail = update.tail
         self.el.dataset.renders = str(self.sched.renders)
-        self.longest_render_ms = max(self.longest_render_ms, js.performance.now() - t)
+        took = js.performance.now() - t
+        self.render_ms.append(round(took, 1))
+        self.longest_render_ms = max(self.longest_render_ms, took)
         self.app.after_render()
 
     def _finish(self, fin: Finish) -> None:
@@ -223,6 +226,7 @@ class Turn:
                 self.sched.requests / self.sched.renders if self.sched.renders else None
             ),
             "longest_render_ms": self.longest_render_ms,
+            "render_ms": self.render_ms,
             "outcome": self.state,
             "detail": self.cs.finish_detail or (self.cs.error.message if self.cs.error else ""),
             "format": self.cs.detected_format,
@@ -508,6 +512,13 @@ class App:
         self.jump_btn.hidden = True
         self.prompt.focus()
 
+    def warm_up(self) -> None:
+        """Pay one-time costs (markdown-it's first parse, pygments' lexer imports: ~50 ms in
+        Pyodide) while idle after boot, not in the middle of the first answer's frames."""
+        if self.current is None:
+            StreamingMarkdown(md=self.md_for(frozenset())).feed(
+                "# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n")
+
     # -- for tests and the inspector -----------------------------------------------------------
 
     def stats(self) -> str:
@@ -530,4 +541,6 @@ def start(site_json: str, early: Any = None) -> App:
     for text in list(early or []):
         _app.send(str(text))
     js.document.body.dataset.ready = "1"
+    if not _app.current:
+        js.setTimeout(create_once_callable(_app.warm_up), 30)
     return _app

@@ -39,12 +39,14 @@ async function boot() {
   // URLs, in dependency order: loadPackage does no resolution for URLs (see NOTES).
   await py.loadPackage(site.wheels.map((u) => new URL(u, location.href).href), { messageCallback: () => {} });
   step(90, "Starting the app…");
+  window.pysseRuntime = py; // for tools and benchmarks
   const browser = py.pyimport("pysse.browser");
   $("[data-role=send]").removeEventListener("click", earlySend);
   prompt.removeEventListener("keydown", earlyKey);
   for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
   browser.start(JSON.stringify(site), early);
   window.pysseBootMs = performance.now() - t0;
+  window.pysseReadyAt = performance.now();
   step(100, "Ready");
 }
 
