@@ -272,15 +272,22 @@ def build_site(out: Path = SITE, relay: str | None = "") -> Path:
     # Start every download while the HTML is parsed, not one after another as boot needs
     # them: the runtime's modules, its wasm and stdlib, and the wheels.
     base = config["pyodide"]
-    links = [f'<link rel="modulepreload" href="{base}pyodide.mjs">',
-             f'<link rel="modulepreload" href="{base}pyodide.asm.mjs">']
-    links += [f'<link rel="preload" href="{base}{f}" as="fetch" crossorigin>'
-              for f in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")]
+    links = [
+        f'<link rel="modulepreload" href="{base}pyodide.mjs">',
+        f'<link rel="modulepreload" href="{base}pyodide.asm.mjs">',
+    ]
+    links += [
+        f'<link rel="preload" href="{base}{f}" as="fetch" crossorigin>'
+        for f in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+    ]
     links += [f'<link rel="preload" href="{u}" as="fetch" crossorigin>' for u in urls]
     index = tmp / "index.html"
-    index.write_text(index.read_text().replace(
-        "<!--preload: build.py writes preload links for the runtime and wheels here-->",
-        "\n".join(links)))
+    index.write_text(
+        index.read_text().replace(
+            "<!--preload: build.py writes preload links for the runtime and wheels here-->",
+            "\n".join(links),
+        )
+    )
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     log(f"site ready in {out}")
@@ -321,6 +328,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     )
     steps = [
         [sys.executable, "-m", "ruff", "check", "pysse", "tests", "bench", "build.py"],
+        [sys.executable, "-m", "ruff", "format", "--check", "pysse", "tests", "bench", "build.py"],
         [sys.executable, "-m", "mypy", "--strict", "pysse"],
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args.pytest_args],
     ]

@@ -24,8 +24,14 @@ from . import corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 ESP_VERSION = "3.1.1"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def eventsource_parser() -> Path:
@@ -33,9 +39,19 @@ def eventsource_parser() -> Path:
     if dest.exists():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    out = subprocess.run(["npm", "pack", f"eventsource-parser@{ESP_VERSION}", "--silent",
-                          "--pack-destination", str(dest.parent)],
-                         check=True, capture_output=True, text=True).stdout.split()[-1]
+    out = subprocess.run(
+        [
+            "npm",
+            "pack",
+            f"eventsource-parser@{ESP_VERSION}",
+            "--silent",
+            "--pack-destination",
+            str(dest.parent),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()[-1]
     with tarfile.open(dest.parent / out) as tar:
         member = tar.getmember("package/dist/index.js")
         f = tar.extractfile(member)
@@ -56,8 +72,9 @@ class Server:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.srv = uvicorn.Server(uvicorn.Config(create_app(site), host="127.0.0.1",
-                                                 port=self.port, log_level="warning"))
+        self.srv = uvicorn.Server(
+            uvicorn.Config(create_app(site), host="127.0.0.1", port=self.port, log_level="warning")
+        )
         self.th = threading.Thread(target=self.srv.run, daemon=True)
         self.th.start()
         while not self.srv.started:
@@ -126,9 +143,9 @@ def main(runs: int = 5) -> list[str]:
     server = Server(site)
     rows: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=os.environ.get("PYSSE_CHROMIUM",
-                                                                   "/usr/bin/chromium"),
-                                    args=ARGS)
+        browser = p.chromium.launch(
+            executable_path=os.environ.get("PYSSE_CHROMIUM", "/usr/bin/chromium"), args=ARGS
+        )
         cold, warm, fcp = [], [], []
         for _ in range(runs):
             ctx = browser.new_context()
@@ -140,27 +157,41 @@ def main(runs: int = 5) -> list[str]:
             page.reload()
             warm.append(page.evaluate(READY_JS)["ready"])
             ctx.close()
-        rows += ["| page (headless Chromium, median of %d) | ms |" % runs, "|---|---:|",
-                 f"| first contentful paint (the page's own UI) | {statistics.median(fcp):.0f} |",
-                 f"| ready to send, cold cache | {statistics.median(cold):.0f} |",
-                 f"| ready to send, warm cache | {statistics.median(warm):.0f} |", ""]
+        rows += [
+            f"| page (headless Chromium, median of {runs}) | ms |",
+            "|---|---:|",
+            f"| first contentful paint (the page's own UI) | {statistics.median(fcp):.0f} |",
+            f"| ready to send, cold cache | {statistics.median(cold):.0f} |",
+            f"| ready to send, warm cache | {statistics.median(warm):.0f} |",
+            "",
+        ]
         print("\n".join(rows), flush=True)
 
         ctx = browser.new_context()
         page = ctx.new_page()
         page.goto(server.url + "/")
         page.evaluate(READY_JS)
-        res: dict[str, Any] = page.evaluate(THROUGHPUT_JS, {
-            "files": ["/bench/openai.sse", "/bench/anthropic.sse"],
-            "sizes": [65536, 1400, 64], "runs": runs})
-        t_rows = ["| stream @ chunk | pysse in Pyodide MB/s | eventsource-parser + TextDecoder MB/s "
-                  "| pysse / JS |", "|---|---:|---:|---:|"]
+        res: dict[str, Any] = page.evaluate(
+            THROUGHPUT_JS,
+            {
+                "files": ["/bench/openai.sse", "/bench/anthropic.sse"],
+                "sizes": [65536, 1400, 64],
+                "runs": runs,
+            },
+        )
+        t_rows = [
+            "| stream @ chunk | pysse in Pyodide MB/s | eventsource-parser + TextDecoder MB/s "
+            "| pysse / JS |",
+            "|---|---:|---:|---:|",
+        ]
         for key, v in res.items():
             if v["nJs"] != v["nPy"]:
                 raise SystemExit(f"event counts differ on {key}: {v}")
             mb = v["bytes"] / 1e6
-            t_rows.append(f"| {key.removeprefix('/bench/')} | {mb / (v['py'] / 1000):.1f} | "
-                          f"{mb / (v['js'] / 1000):.1f} | {v['js'] / v['py']:.2f}x |")
+            t_rows.append(
+                f"| {key.removeprefix('/bench/')} | {mb / (v['py'] / 1000):.1f} | "
+                f"{mb / (v['js'] / 1000):.1f} | {v['js'] / v['py']:.2f}x |"
+            )
         print("\n".join(t_rows), flush=True)
         rows += [*t_rows, ""]
         ctx.close()
@@ -179,16 +210,21 @@ def main(runs: int = 5) -> list[str]:
             f0 = page.evaluate("window.__frames")
             page.fill("[data-role=prompt]", "/demo long")
             page.press("[data-role=prompt]", "Enter")
-            page.wait_for_function("() => { const m = document.querySelector("
-                                   "'[data-role=assistant]'); return m && m.dataset.state "
-                                   "!== 'streaming'; }", timeout=120_000)
+            page.wait_for_function(
+                "() => { const m = document.querySelector("
+                "'[data-role=assistant]'); return m && m.dataset.state "
+                "!== 'streaming'; }",
+                timeout=120_000,
+            )
             frames = page.evaluate("window.__frames") - f0
             longest = max(page.evaluate("window.__long") or [0])
             stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][-1]
-            long_rows += [f"| longest main-thread task while streaming | {longest:.0f} ms |",
-                          f"| renders / frames elapsed | {stats['renders']} / {frames} |",
-                          f"| longest single render | {stats['longest_render_ms']:.1f} ms |",
-                          f"| chunks, SSE events | {stats['chunks']}, {stats['sse_events']} |"]
+            long_rows += [
+                f"| longest main-thread task while streaming | {longest:.0f} ms |",
+                f"| renders / frames elapsed | {stats['renders']} / {frames} |",
+                f"| longest single render | {stats['longest_render_ms']:.1f} ms |",
+                f"| chunks, SSE events | {stats['chunks']}, {stats['sse_events']} |",
+            ]
         print("\n".join(long_rows), flush=True)
         rows += long_rows
         browser.close()

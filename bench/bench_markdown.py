@@ -66,13 +66,17 @@ def main(runs: int = 3, every: int = 10) -> list[str]:
         inc = timed(incremental, parts, runs)
         nai = timed(lambda p: naive(p, every), parts, 1)  # slow enough that noise is small
         times[name] = (inc, nai)
-        rows.append(f"| {name} | {len(parts)} | {inc * 1000:.0f} ms | {nai * 1000:.0f} ms | "
-                    f"{nai / inc:.1f}x |")
+        rows.append(
+            f"| {name} | {len(parts)} | {inc * 1000:.0f} ms | {nai * 1000:.0f} ms | "
+            f"{nai / inc:.1f}x |"
+        )
         print(rows[-1], flush=True)
     (i1, n1), (i2, n2) = times["30 KB"], times["60 KB (doubled)"]
     rows.append("")
-    rows.append(f"doubling the answer costs: incremental {i2 / i1:.2f}x (target <= 2.2), "
-                f"naive {n2 / n1:.2f}x")
+    rows.append(
+        f"doubling the answer costs: incremental {i2 / i1:.2f}x (target <= 2.2), "
+        f"naive {n2 / n1:.2f}x"
+    )
     print(rows[-1])
     return rows
 

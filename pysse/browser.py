@@ -517,7 +517,8 @@ class App:
         Pyodide) while idle after boot, not in the middle of the first answer's frames."""
         if self.current is None:
             StreamingMarkdown(md=self.md_for(frozenset())).feed(
-                "# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n")
+                "# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n"
+            )
 
     # -- for tests and the inspector -----------------------------------------------------------
 

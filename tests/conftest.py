@@ -33,8 +33,12 @@ CHROMIUM_ARGS = [
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Fast tests first; the browser and Pyodide tests (slow, need the built site) last."""
-    items.sort(key=lambda it: (it.get_closest_marker("browser") is not None
-                               or it.get_closest_marker("pyodide") is not None))
+    items.sort(
+        key=lambda it: (
+            it.get_closest_marker("browser") is not None
+            or it.get_closest_marker("pyodide") is not None
+        )
+    )
 
 
 def chromium_path() -> str:

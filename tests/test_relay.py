@@ -1,0 +1,206 @@
+"""The reference relay against a fake upstream on loopback: byte-exact passthrough without
+buffering, the key added and never leaked, Stop cancelling the upstream, and the guards."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from conftest import LiveServer
+from pysse import ChatStream
+from pysse.demo import encode, split_deltas
+from pysse.relay import RelayConfig, create_relay_app
+
+KEY = "sk-test-SECRET-0123456789"
+DELTAS = split_deltas(
+    "Hello from the fake upstream — 東京 🙂 " * 20, __import__("random").Random(3)
+)
+EVENTS = encode("openai-chat", DELTAS)
+
+
+class Upstream:
+    """A fake provider: records what it received, streams EVENTS, notices disconnects."""
+
+    def __init__(self) -> None:
+        self.headers: list[dict[str, str]] = []
+        self.bodies: list[bytes] = []
+        self.first_sent: float | None = None
+        self.cancelled = threading.Event()
+        self.mode = "ok"
+        self.app = Starlette(
+            routes=[Route("/v1/chat/completions", self.endpoint, methods=["POST"])]
+        )
+
+    async def endpoint(self, request: Request) -> Response:
+        self.headers.append(dict(request.headers))
+        self.bodies.append(await request.body())
+        if self.mode == "429":
+            return JSONResponse(
+                {"error": {"message": "slow down", "type": "rate_limit"}},
+                429,
+                headers={"retry-after": "12"},
+            )
+
+        async def gen() -> AsyncIterator[bytes]:
+            try:
+                if self.mode == "slow-first":
+                    self.first_sent = time.perf_counter()
+                    yield EVENTS[0]
+                    await asyncio.sleep(2.0)  # the relay must not wait for more
+                for ev in EVENTS if self.mode != "slow-first" else EVENTS[1:]:
+                    yield ev
+                    await asyncio.sleep(0.01 if self.mode != "endless" else 0.05)
+                while self.mode == "endless":
+                    yield b": still generating\n\n"
+                    await asyncio.sleep(0.05)
+            except asyncio.CancelledError:
+                self.cancelled.set()
+                raise
+            finally:
+                if self.mode == "endless":
+                    self.cancelled.set()
+
+        return StreamingResponse(gen(), headers={"content-type": "text/event-stream"})
+
+
+@pytest.fixture
+def upstream() -> Iterator[tuple[Upstream, LiveServer]]:
+    up = Upstream()
+    with LiveServer(up.app) as live:
+        yield up, live
+
+
+def relay(up_url: str, **kw: Any) -> LiveServer:
+    cfg = RelayConfig(
+        upstream=up_url + "/v1",
+        format="openai-chat",
+        api_key=KEY,
+        allow_origins=["http://page.example"],
+        **kw,
+    )
+    return LiveServer(create_relay_app(cfg))
+
+
+BODY = {"model": "gpt-test", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_passthrough_is_byte_exact_and_adds_the_key(upstream: Any) -> None:
+    up, live = upstream
+    with relay(live.url) as r, httpx.Client() as c:
+        resp = c.post(r.url + "/relay", json=BODY, headers={"origin": "http://page.example"})
+        assert resp.status_code == 200
+        assert resp.headers["x-accel-buffering"] == "no"
+        assert resp.headers["access-control-allow-origin"] == "http://page.example"
+        assert resp.content == b"".join(EVENTS)
+        assert KEY not in resp.text
+    assert up.headers[0]["authorization"] == f"Bearer {KEY}"
+    assert json.loads(up.bodies[0]) == BODY
+    cs = ChatStream()
+    cs.feed(resp.content)
+    assert cs.outcome == "completed" and cs.text == "".join(DELTAS)
+
+
+def test_first_byte_is_not_buffered(upstream: Any) -> None:
+    up, live = upstream
+    up.mode = "slow-first"
+    with (
+        relay(live.url) as r,
+        httpx.Client() as c,
+        c.stream("POST", r.url + "/relay", json=BODY) as resp,
+    ):
+        first = next(resp.iter_raw())
+        got_first = time.perf_counter()
+        assert first and EVENTS[0].startswith(first[: len(EVENTS[0])])
+        assert up.first_sent is not None
+        # The upstream waits 2 s before its second write: receiving the first byte well
+        # before that proves the relay forwarded it without waiting for more.
+        assert got_first - up.first_sent < 1.0
+
+
+def test_client_disconnect_cancels_the_upstream(upstream: Any) -> None:
+    up, live = upstream
+    up.mode = "endless"
+    with relay(live.url) as r, httpx.Client() as c:
+        with c.stream("POST", r.url + "/relay", json=BODY) as resp:
+            it = resp.iter_raw()
+            next(it)
+            next(it)
+        # The client went away (Stop): the upstream generation must be cancelled.
+        assert up.cancelled.wait(5), "upstream kept streaming after the client left"
+
+
+def test_upstream_error_status_is_passed_through_as_json(upstream: Any) -> None:
+    up, live = upstream
+    up.mode = "429"
+    with relay(live.url) as r, httpx.Client() as c:
+        resp = c.post(r.url + "/relay", json=BODY)
+        assert resp.status_code == 429
+        assert resp.headers["retry-after"] == "12"
+        assert resp.json()["error"]["message"] == "slow down"
+        assert KEY not in resp.text
+
+
+def test_guards(upstream: Any) -> None:
+    up, live = upstream
+    with (
+        relay(live.url, max_body=2000, allowed_models=["gpt-test"], shared_secret="s3cret") as r,
+        httpx.Client() as c,
+    ):
+        ok = {"x-relay-secret": "s3cret"}
+        assert (
+            c.post(
+                r.url + "/relay", json=BODY, headers={**ok, "origin": "http://evil.example"}
+            ).status_code
+            == 403
+        )
+        assert c.post(r.url + "/relay", json=BODY).status_code == 401
+        big = {**BODY, "messages": [{"role": "user", "content": "x" * 5000}]}
+        assert c.post(r.url + "/relay", json=big, headers=ok).status_code == 413
+        other = {**BODY, "model": "gpt-expensive"}
+        assert c.post(r.url + "/relay", json=other, headers=ok).status_code == 400
+        assert c.post(r.url + "/relay", content=b"not json", headers=ok).status_code == 400
+        pre = c.options(r.url + "/relay", headers={"origin": "http://page.example"})
+        assert pre.status_code == 204
+        assert c.post(r.url + "/relay", json=BODY, headers=ok).status_code == 200
+    assert len(up.bodies) == 1  # nothing refused reached the upstream
+
+
+def test_unreachable_upstream_is_a_clear_error_without_the_key() -> None:
+    cfg = RelayConfig(upstream="http://127.0.0.1:9/v1", api_key=KEY, connect_timeout=2)
+    with LiveServer(create_relay_app(cfg)) as r, httpx.Client() as c:
+        resp = c.post(r.url + "/relay", json=BODY)
+        assert resp.status_code == 502
+        assert "upstream" in resp.json()["error"]["message"]
+        assert KEY not in resp.text
+
+
+def test_config_urls_and_auth_per_format() -> None:
+    assert (
+        RelayConfig("https://api.openai.com/v1").url_for({})
+        == "https://api.openai.com/v1/chat/completions"
+    )
+    assert (
+        RelayConfig("https://x/v1/chat/completions").url_for({}) == "https://x/v1/chat/completions"
+    )
+    g = RelayConfig(
+        "https://generativelanguage.googleapis.com/v1beta", format="gemini", api_key="k"
+    )
+    assert g.url_for({"model": "gemini-2.5-pro"}).endswith(
+        "/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+    )
+    assert g.auth_headers() == {"x-goog-api-key": "k"}
+    a = RelayConfig("https://api.anthropic.com/v1", format="anthropic", api_key="k")
+    assert a.url_for({}) == "https://api.anthropic.com/v1/messages"
+    assert a.auth_headers()["x-api-key"] == "k"
+    assert "k" not in repr(a)
