@@ -163,6 +163,8 @@ def open_fence_line(src: str) -> int | None:
 def render(src: str, md: MarkdownIt | None = None) -> str:
     """One-shot rendering of a whole answer, as the streaming renderer's final state."""
     md = md or make_markdown()
+    if "\r" in src:  # as markdown-it normalizes, so that line numbers agree
+        src = src.replace("\r\n", "\n").replace("\r", "\n")
     return str(md.render(src, {"open_fence_line": open_fence_line(src)}))
 
 
@@ -352,8 +354,7 @@ class StreamingMarkdown:
         if self.finished:
             return Update(final=True, tail=self._tail_html)
         if self._new:
-            self._tail_src += "".join(self._new)
-            self._new.clear()
+            self._take_new()
         elif self._checked_upto >= 0 and self.renders:
             return Update(tail=self._tail_html)
         settled = self._settle()
@@ -364,14 +365,25 @@ class StreamingMarkdown:
     def finish(self) -> Update:
         """End of stream: render the tail as CommonMark would (an open fence stays code)."""
         if self._new:
-            self._tail_src += "".join(self._new)
-            self._new.clear()
+            self._take_new()
         self.finished = True
         settled = self._settle()
         self._tail_html = self._render(self._tail_src)
         return Update(settled=settled, tail=self._tail_html, final=True)
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _take_new(self) -> None:
+        """Move appended deltas into the tail, with line ends normalized as markdown-it does
+        (CRLF and CR become LF), so line numbers here and in markdown-it agree. A CR at the
+        very end waits: the next delta may start with its LF."""
+        src = self._tail_src + "".join(self._new)
+        self._new.clear()
+        if "\r" in src:
+            keep_cr = src.endswith("\r")
+            src = src.replace("\r\n", "\n")
+            src = (src[:-1].replace("\r", "\n") + "\r") if keep_cr else src.replace("\r", "\n")
+        self._tail_src = src
 
     def _render(self, src: str) -> str:
         if not src:

@@ -185,9 +185,11 @@ class SSEParser:
         if has_cr:
             cr = chunk.rfind(b"\r")
             if cr > last:
-                # CR ends the last line; if the next chunk opens with LF, it belongs to this CR.
-                last = end = cr
-                self._skip_lf = self._slow = True
+                last = end = cr  # CR ends the last complete line
+                if cr == len(chunk) - 1:
+                    # The chunk ends with it: if the next one opens with LF, that LF belongs
+                    # to this CR (one line end, not two).
+                    self._skip_lf = self._slow = True
             elif cr == last - 1:
                 end = cr  # CRLF
         if last < 0:
@@ -319,12 +321,14 @@ class SSEParser:
         if len(raw) > self._max:
             # Only a block longer than the cap can hold a line longer than the cap.
             start = 0
+            prev_end = -1  # where the previous line's terminator starts
             for m in _LINE_END.finditer(raw + b"\n"):
                 if m.start() - start > self._max:
-                    if start:
-                        self._lines(raw[: max(start - 1, 0)], block_pos, events)
+                    if prev_end >= 0:
+                        self._lines(raw[:prev_end], block_pos, events)
                     self._fail_overflow(m.start() - start, block_pos + start, events)
                 start = m.end()
+                prev_end = m.start()
         block = raw
         if b"\r" in block:
             block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")

@@ -21,6 +21,9 @@ CORPUS: list[tuple[bytes, list[SSEEvent], bool]] = [
     (b"data: a\r\ndata: b\r\n\r\n", [E("message", "a\nb")], False),
     (b"data: a\rdata: b\r\r", [E("message", "a\nb")], False),
     (b"data: a\r\n\ndata: b\n\r\n", [E("message", "a"), E("message", "b")], False),
+    # found by the fuzzer: a lone CR mid-chunk must not swallow the next chunk's leading LF
+    (b"event: x\ndata: a\rfoo\nevent\n\n", [E("message", "a")], False),
+    (b"data: a\rdata: b\n\n", [E("message", "a\nb")], False),
     (b"\xef\xbb\xbfdata: bom\n\n", [E("message", "bom")], False),
     (b"\xef\xbb\xbf\xef\xbb\xbfdata: x\n\n", [], False),  # second BOM is content: unknown field
     (b"\xef\xbb\xbf\ndata: x\n\n", [E("message", "x")], False),
@@ -170,6 +173,19 @@ def test_line_cap_is_the_same_for_every_chunking(chunk: int) -> None:
     got += info.value.events
     assert got == [E("message", "a")]
     assert info.value.offset == 9
+
+
+def test_overflow_after_crlf_line_keeps_exactly_the_earlier_lines() -> None:
+    # Found by the fuzzer: the lines before an overlong one were cut one byte short of CRLF.
+    stream = b"data\r\n" + b"x" * 80 + b"\n"
+    for size in (1, 7, len(stream)):
+        p = SSEParser(max_line_bytes=64)
+        got: list[SSEEvent] = []
+        with pytest.raises(SSEProtocolError) as info:
+            for i in range(0, len(stream), size):
+                got += p.feed(stream[i : i + size])
+        assert got + info.value.events == [], size
+        assert info.value.offset == 6
 
 
 def test_line_exactly_at_cap_is_fine() -> None:
