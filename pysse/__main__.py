@@ -22,6 +22,7 @@ from typing import IO, Any
 from .chat import ChatStream
 from .errors import SSEProtocolError
 from .events import event_to_dict
+from .inspector import compare_chunk_sizes
 from .providers import FORMATS
 from .sse import SSEParser
 
@@ -97,39 +98,21 @@ def cmd_dump(args: argparse.Namespace, out: IO[str]) -> int:
     return 0
 
 
-def replay(data: bytes, chunk: int, fmt: str = "auto") -> tuple[ChatStream, list[dict[str, Any]]]:
-    """Feed ``data`` to a ChatStream ``chunk`` bytes at a time (0 = all at once)."""
-    cs = ChatStream(fmt)
-    size = chunk if chunk > 0 else max(len(data), 1)
-    events: list[dict[str, Any]] = []
-    for i in range(0, len(data), size):
-        events += (event_to_dict(e) for e in cs.feed(data[i : i + size]))
-    events += (event_to_dict(e) for e in cs.close())
-    return cs, events
-
-
 def cmd_replay(args: argparse.Namespace, out: IO[str]) -> int:
     data = b"".join(_chunks(args.file))
     if args.all_sizes:
-        ref, _ = replay(data, 0, args.format)
-        ok = True
-        for size in (0, 1000, 60, 20, 1):
-            cs, _ = replay(data, size, args.format)
-            same = cs.text == ref.text and cs.outcome == ref.outcome
-            ok &= same
-            row = {"chunk": size or "whole", "same": same, **summary(cs)}
-            if not same:
-                at = next(
-                    (i for i, (a, b) in enumerate(zip(cs.text, ref.text, strict=False)) if a != b),
-                    min(len(cs.text), len(ref.text)),
-                )
-                row["first_difference_at_char"] = at
+        rows = compare_chunk_sizes(data, fmt=args.format)
+        for row in rows:
             _emit(out, row)
-        return 0 if ok else 1
+        return 0 if all(r["same"] for r in rows) else 1
     t0 = time.perf_counter()
-    cs, events = replay(data, args.chunk, args.format)
-    for e in events:
-        _emit(out, e)
+    cs = ChatStream(args.format)
+    size = args.chunk if args.chunk > 0 else max(len(data), 1)
+    for i in range(0, len(data), size):
+        for e in cs.feed(data[i : i + size]):
+            _emit(out, event_to_dict(e))
+    for e in cs.close():
+        _emit(out, event_to_dict(e))
     _emit(out, summary(cs, time.perf_counter() - t0))
     return 0
 

@@ -9,7 +9,9 @@ following, is the pure-Python layers below, driven from here.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import html
 import json
 from typing import Any
 
@@ -19,6 +21,7 @@ from pyodide.ffi import create_once_callable, create_proxy, to_js
 from .chat import ChatStream
 from .events import Finish, Outcome, ProviderError, TextDelta, Usage
 from .frames import FrameScheduler, ScrollFollower
+from .inspector import analyze, compare_chunk_sizes
 from .markdown import MarkdownPolicy, StreamingMarkdown
 from .payloads import build_body, parse_header_lines, relay_url
 from .providers import FORMATS
@@ -56,8 +59,11 @@ def _js_obj(d: dict[str, Any]) -> Any:
 class Turn:
     """One assistant answer: its stream, its markdown, its DOM, its state."""
 
-    def __init__(self, app: App, history: list[tuple[str, str]], el: Any) -> None:
+    def __init__(
+        self, app: App, history: list[tuple[str, str]], el: Any, replay: bool = False
+    ) -> None:
         self.app = app
+        self.replay = replay
         self.history = history  # the conversation this answer replies to
         self.el = el
         self.settled_el = _q(".settled", el)
@@ -88,7 +94,9 @@ class Turn:
         self.http_status = status
 
     def on_chunk(self, u8: Any) -> None:
-        data: bytes = u8.to_bytes()
+        self.feed_bytes(u8.to_bytes())
+
+    def feed_bytes(self, data: bytes) -> None:
         now = js.performance.now()
         if self.t_first_byte is None:
             self.t_first_byte = now - self.t0
@@ -166,8 +174,8 @@ class Turn:
     def render(self) -> None:
         t = js.performance.now()
         update = self.md.update() if self.state == "streaming" else self.md.finish()
-        for html in update.settled:
-            self.settled_el.insertAdjacentHTML("beforeend", html)
+        for block in update.settled:
+            self.settled_el.insertAdjacentHTML("beforeend", block)
         if update.tail != self.shown_tail:
             self.tail_el.innerHTML = update.tail
             self.shown_tail = update.tail
@@ -199,7 +207,7 @@ class Turn:
         self.status_el.textContent = note
         self.el.dataset.text = self.cs.text  # the exact concatenated deltas, for tests and tools
         retry = _q("[data-role=retry]", self.el)
-        retry.hidden = state == "done"
+        retry.hidden = state == "done" or self.replay
         self.app.turn_finished(self)
 
     def _show_usage(self, usage: Usage) -> None:
@@ -210,6 +218,9 @@ class Turn:
         if u.output_tokens is not None:
             parts.append(f"{u.output_tokens} out")
         self.usage_el.textContent = " · ".join(parts) + " tokens" if parts else ""
+
+    def raw(self) -> bytes:
+        return b"".join(c for _, c in self.chunks)
 
     def timing(self) -> dict[str, Any]:
         total = self.t_end if self.t_end is not None else js.performance.now() - self.t0
@@ -262,7 +273,9 @@ class App:
         self.jump_btn = _q("[data-role=jump]")
         self.turns: list[Turn] = []
         self.history: list[tuple[str, str]] = []
-        self.current: Turn | None = None
+        self.current: Turn | None = None  # the conversation's streaming answer
+        self.active: list[Turn] = []  # every streaming answer, replays included
+        self.inspector = Inspector(self)
         self.queue: list[str] = []
         self.follower = ScrollFollower()
         self._mds: dict[frozenset[str], Any] = {}
@@ -363,8 +376,9 @@ class App:
             self.jump_btn.hidden = True
 
     def _on_visibility(self, e: Any) -> None:
-        if self.doc.visibilityState == "visible" and self.current is not None:
-            self.current.sched.on_visible()
+        if self.doc.visibilityState == "visible":
+            for turn in list(self.active):
+                turn.sched.on_visible()
 
     def _on_log_click(self, e: Any) -> None:
         target = e.target
@@ -376,7 +390,13 @@ class App:
             if pre is not None:
                 js.navigator.clipboard.writeText(pre.textContent)
                 btn.textContent = "Copied"
-        elif btn.dataset.role == "retry":
+        elif btn.getAttribute("data-role") == "inspect":
+            article = btn.closest("[data-role=assistant]")
+            for turn in self.turns:
+                if turn.el == article:
+                    self.inspector.open(turn)
+                    break
+        elif btn.getAttribute("data-role") == "retry":
             article = btn.closest("[data-role=assistant]")
             for turn in self.turns:
                 if turn.el == article:
@@ -389,13 +409,14 @@ class App:
         return bool(self.doc.visibilityState == "hidden")
 
     def request_frame(self) -> None:
-        self._frame_id = js.requestAnimationFrame(self._frame_proxy)
+        if self._frame_id is None:  # one frame request serves every streaming answer
+            self._frame_id = js.requestAnimationFrame(self._frame_proxy)
 
     def _on_frame(self, ts: float) -> None:
         self.frames += 1
         self._frame_id = None
-        if self.current is not None:
-            self.current.sched.on_frame()
+        for turn in list(self.active):
+            turn.sched.on_frame()
 
     def after_render(self) -> None:
         log = self.log
@@ -451,6 +472,7 @@ class App:
         el = self._add_assistant()
         turn = Turn(self, history, el)
         self.turns.append(turn)
+        self.active.append(turn)
         self.current = turn
         self.stop_btn.disabled = False
         self.doc.body.dataset.streaming = "1"
@@ -474,6 +496,9 @@ class App:
         self.after_render()
 
     def turn_finished(self, turn: Turn) -> None:
+        if turn in self.active:
+            self.active.remove(turn)
+        self.inspector.turn_finished(turn)
         if turn is not self.current:
             return
         if turn.state == "done" or turn.cs.text:
@@ -504,6 +529,7 @@ class App:
 
     def new_chat(self) -> None:
         self.stop()
+        self.inspector.close()
         self.queue.clear()
         self.history.clear()
         self.turns.clear()
@@ -511,6 +537,30 @@ class App:
         self.follower = ScrollFollower()
         self.jump_btn.hidden = True
         self.prompt.focus()
+
+    def replay(self, data: bytes, chunk: int, delay_ms: int, label: str) -> Turn:
+        """Play recorded bytes through the same parser and renderer, at a chunk size."""
+        el = self._add_assistant()
+        el.dataset.replay = "1"
+        _q(".status", el).textContent = f"Replaying {label}…"
+        turn = Turn(self, [], el, replay=True)
+        self.turns.append(turn)
+        self.active.append(turn)
+        _spawn(self._play(turn, data, chunk, delay_ms))
+        return turn
+
+    async def _play(self, turn: Turn, data: bytes, chunk: int, delay_ms: int) -> None:
+        size = chunk if chunk > 0 else max(len(data), 1)
+        for n, i in enumerate(range(0, len(data), size)):
+            if turn.state != "streaming":
+                return
+            turn.feed_bytes(data[i : i + size])
+            if delay_ms:
+                await asyncio.sleep(delay_ms / 1000)
+            elif n % 256 == 255:
+                await asyncio.sleep(0)  # let the page breathe during a 1-byte replay
+        if turn.state == "streaming":
+            turn.on_end()
 
     def warm_up(self) -> None:
         """Pay one-time costs (markdown-it's first parse, pygments' lexer imports: ~50 ms in
@@ -526,9 +576,309 @@ class App:
         return json.dumps(
             {
                 "frames": self.frames,
+                "inspector_renders": self.inspector.renders,
                 "turns": [t.timing() for t in self.turns],
             }
         )
+
+
+PAGE = 200  # rows rendered at a time in the inspector's lists
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _fmt_ms(v: Any) -> str:
+    return "–" if v is None else f"{v:,.0f} ms"
+
+
+class Inspector:
+    """The stream inspector panel: Raw / Events / Timing / Replay for one answer.
+
+    Built from the answer's recording when opened (``pysse.inspector.analyze``); while it is
+    closed nothing is computed, so it costs nothing during streaming.
+    """
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.panel = _q("[data-role=inspector]")
+        self.body = _q("[data-role=insp-body]")
+        self.turn: Turn | None = None
+        self.tab = "raw"
+        self.shown = PAGE
+        self.renders = 0
+        self.compare: list[dict[str, Any]] | None = None
+        self._report: Any = None
+        self._report_key: tuple[int, int] | None = None
+
+    def bind(self) -> None:
+        app = self.app
+        app._on(self.panel, "click", self._on_click)
+        app._on(_q("[data-role=replay-file]"), "change", self._on_file)
+        drop = _q("[data-role=replay-drop]")
+        app._on(drop, "dragover", lambda e: e.preventDefault())
+        app._on(drop, "drop", self._on_drop)
+
+    @property
+    def is_open(self) -> bool:
+        return not self.panel.hidden
+
+    def open(self, turn: Turn) -> None:
+        self.turn = turn
+        self.shown = PAGE
+        self.panel.hidden = False
+        js.document.body.dataset.inspecting = "1"
+        self.render()
+
+    def close(self) -> None:
+        self.panel.hidden = True
+        js.document.body.dataset.inspecting = ""
+        self.turn = None
+
+    def turn_finished(self, turn: Turn) -> None:
+        if self.is_open and turn is self.turn:
+            self.render()
+
+    def report(self) -> Any:
+        turn = self.turn
+        assert turn is not None
+        key = (id(turn), len(turn.chunks))
+        if key != self._report_key:
+            self._report = analyze(turn.chunks, turn.format)
+            self._report_key = key
+        return self._report
+
+    def render(self) -> None:
+        if self.turn is None or not self.is_open:
+            return
+        self.renders += 1
+        for b in self.panel.querySelectorAll("[data-tab]"):
+            b.setAttribute(
+                "aria-selected", "true" if b.getAttribute("data-tab") == self.tab else "false"
+            )
+        idx = self.app.turns.index(self.turn) + 1 if self.turn in self.app.turns else 0
+        _q("[data-role=insp-title]").textContent = f"answer {idx} · {self.turn.state}"
+        _q("[data-role=insp-replay]").hidden = self.tab != "replay"
+        view = {
+            "raw": self._raw,
+            "events": self._events,
+            "timing": self._timing,
+            "replay": self._replay,
+        }[self.tab]
+        self.body.innerHTML = view()
+
+    def _raw(self) -> str:
+        rep = self.report()
+        rows = []
+        for c in rep.chunks[: self.shown]:
+            bad = f' <span class="bad">{c.invalid} invalid UTF-8</span>' if c.invalid else ""
+            rows.append(
+                f'<tr data-chunk="{c.index}"><td>{c.index}</td><td>{c.t_ms:,.0f}</td>'
+                f"<td>{c.size}</td><td><pre>{_html_lines(c.text)}</pre>{bad}</td></tr>"
+            )
+        more = self._more(len(rep.chunks))
+        return (
+            f'<p class="insp-note">{len(rep.chunks)} chunks, {rep.timing["bytes"]:,} bytes, '
+            f"{rep.comments} comment lines (keep-alives). ␍ = CR, ␊ = LF.</p>"
+            '<table class="insp-table" data-role="insp-chunks"><thead><tr><th>#</th>'
+            "<th>ms</th><th>bytes</th><th>as it arrived</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table>"
+            + more
+        )
+
+    def _events(self) -> str:
+        rep = self.report()
+        rows = []
+        for ev in rep.events[: self.shown]:
+            chat = "<br>".join(_esc(_chat_summary(c)) for c in ev.chat) or "<i>nothing</i>"
+            data = ev.data if len(ev.data) <= 400 else ev.data[:400] + "…"
+            rows.append(
+                f'<tr data-event="{ev.index}"><td>{ev.index}</td><td>{_esc(ev.event)}'
+                f"</td><td><code>{_esc(data)}</code></td><td>{_esc(ev.id)}</td>"
+                f"<td>{chat}</td></tr>"
+            )
+        return (
+            f'<p class="insp-note">{len(rep.events)} SSE events, format '
+            f"{_esc(rep.format or 'unknown')}</p>"
+            '<table class="insp-table" data-role="insp-events"><thead><tr><th>#</th>'
+            "<th>event</th><th>data</th><th>id</th><th>became</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table>"
+            + self._more(len(rep.events))
+        )
+
+    def _timing(self) -> str:
+        rep = self.report()
+        turn = self.turn
+        assert turn is not None
+        live = turn.timing()
+        t = rep.timing
+        outcome = rep.outcome if not turn.replay else turn.state
+        detail = rep.detail or ""
+        if turn.state == "stopped":
+            outcome, detail = "aborted", "stopped by the user"
+        items = [
+            ("time to first byte", _fmt_ms(t["ttfb_ms"])),
+            ("time to first text", _fmt_ms(t["ttft_ms"])),
+            ("total time", _fmt_ms(live["total_ms"])),
+            ("bytes", f"{t['bytes']:,}"),
+            ("chunks", f"{t['chunks']:,}"),
+            ("SSE events", f"{t['sse_events']:,}"),
+            ("events / s", "–" if not t["events_per_s"] else f"{t['events_per_s']:,.0f}"),
+            ("renders", f"{live['renders']:,}"),
+            (
+                "deltas per render",
+                "–" if not live["deltas_per_render"] else f"{live['deltas_per_render']:.1f}",
+            ),
+            ("longest render", f"{live['longest_render_ms']:.1f} ms"),
+            (
+                "outcome",
+                detail
+                if detail.startswith(f"{outcome}:")
+                else f"{outcome}" + (f": {detail}" if detail else ""),
+            ),
+        ]
+        return (
+            '<dl class="insp-timing" data-role="insp-timing">'
+            + "".join(
+                f'<dt>{_esc(k)}</dt><dd data-key="{_esc(k)}">{_esc(v)}</dd>' for k, v in items
+            )
+            + "</dl>"
+        )
+
+    def _replay(self) -> str:
+        rows = self.compare or []
+        if not rows:
+            return (
+                '<p class="insp-note">Replay this answer (or a saved .sse file) through '
+                "the same parser and renderer at any chunk size. The check below compares "
+                "whole, 1000, 60, 20 and 1-byte chunks.</p>"
+            )
+        body = "".join(
+            f"<tr><td>{_esc(r['chunk'])}</td><td>{'same' if r['same'] else 'DIFFERENT'}</td>"
+            f"<td>{r['chars']}</td><td>{_esc(r['outcome'])}</td>"
+            f"<td>{_esc(r.get('first_difference_at', ''))}</td></tr>"
+            for r in rows
+        )
+        verdict = (
+            "identical text at every chunk size"
+            if all(r["same"] for r in rows)
+            else "the text depends on the chunk size"
+        )
+        return (
+            f'<p class="insp-note" data-role="insp-verdict">{verdict}</p>'
+            '<table class="insp-table" data-role="insp-compare"><thead><tr><th>chunk</th>'
+            "<th>text</th><th>chars</th><th>outcome</th><th>first difference at</th></tr>"
+            "</thead><tbody>" + body + "</tbody></table>"
+        )
+
+    def _more(self, total: int) -> str:
+        if total <= self.shown:
+            return ""
+        return (
+            f'<button type="button" data-role="insp-more">Show {min(PAGE, total - self.shown)}'
+            f" more of {total - self.shown}</button>"
+        )
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def _on_click(self, e: Any) -> None:
+        btn = e.target.closest("button")
+        if btn is None:
+            return
+        role = btn.getAttribute("data-role")
+        if btn.getAttribute("data-tab"):
+            self.tab = str(btn.getAttribute("data-tab"))
+            self.shown = PAGE
+            self.render()
+        elif role == "insp-close":
+            self.close()
+        elif role == "insp-more":
+            self.shown += PAGE
+            self.render()
+        elif role == "insp-save":
+            self.save()
+        elif role == "replay-this" and self.turn is not None:
+            self.start_replay(self.turn.raw(), "this answer")
+
+    def save(self) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        data = turn.raw()
+        blob = js.Blob.new([to_js(data)], _js_obj({"type": "text/event-stream"}))
+        url = js.URL.createObjectURL(blob)
+        a = js.document.createElement("a")
+        a.href = url
+        idx = self.app.turns.index(turn) + 1
+        a.download = f"pysse-answer-{idx}-{turn.cs.detected_format or 'stream'}.sse"
+        js.document.body.appendChild(a)
+        a.click()
+        a.remove()
+        js.setTimeout(create_once_callable(lambda: js.URL.revokeObjectURL(url)), 1000)
+
+    def start_replay(self, data: bytes, label: str) -> None:
+        chunk = int(_q("[data-role=replay-chunk]").value or 0)
+        delay = int(_q("[data-role=replay-delay]").value or 0)
+        self.compare = compare_chunk_sizes(data, fmt=self.app.settings["format"])
+        size = f"{chunk}-byte chunks" if chunk else "one chunk"
+        turn = self.app.replay(data, chunk, delay, f"{label} in {size}")
+        self.tab = "replay"
+        self.turn = turn
+        self.render()
+
+    def _on_file(self, e: Any) -> None:
+        files = e.target.files
+        if files.length:
+            _spawn(self._read_file(files.item(0)))
+
+    def _on_drop(self, e: Any) -> None:
+        e.preventDefault()
+        files = e.dataTransfer.files
+        if files.length:
+            _spawn(self._read_file(files.item(0)))
+
+    async def _read_file(self, file: Any) -> None:
+        buf = await file.arrayBuffer()
+        self.start_replay(buf.to_bytes(), str(file.name))
+
+
+_TASKS: set[asyncio.Task[None]] = set()
+
+
+def _spawn(coro: Any) -> None:
+    """Run a coroutine on Pyodide's event loop, keeping a reference until it ends."""
+    task = asyncio.ensure_future(coro)
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)
+
+
+def _html_lines(text: str) -> str:
+    out = []
+    for line in text.split("\n"):
+        bare = line.lstrip("␊")
+        if bare.startswith(":"):
+            out.append(f'<span class="comment">{_esc(line)}</span>')
+        else:
+            out.append(_esc(line))
+    return "\n".join(out)
+
+
+def _chat_summary(c: dict[str, Any]) -> str:
+    kind = c.get("type")
+    if kind in ("text", "reasoning"):
+        return f"{kind}: {c.get('text')!r}"
+    if kind == "tool_call":
+        return f"tool_call #{c.get('index')}: {c.get('name') or ''}{c.get('arguments') or ''}"
+    if kind == "usage":
+        return f"usage: {c.get('input_tokens')} in / {c.get('output_tokens')} out"
+    if kind == "finish":
+        return f"finish: {c.get('outcome')} ({c.get('reason')}) {c.get('detail') or ''}".strip()
+    if kind == "error":
+        return f"error {c.get('kind')}: {c.get('message')}"
+    return str(c)
 
 
 _app: App | None = None
@@ -541,6 +891,10 @@ def start(site_json: str, early: Any = None) -> App:
     js.pysseApp = create_proxy(_app)
     for text in list(early or []):
         _app.send(str(text))
+    _app.inspector.bind()
+    if "inspect=1" in str(js.location.search):
+        _app.inspector.panel.hidden = False
+        js.document.body.dataset.inspecting = "1"
     js.document.body.dataset.ready = "1"
     if not _app.current:
         js.setTimeout(create_once_callable(_app.warm_up), 30)

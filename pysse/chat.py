@@ -37,7 +37,8 @@ class ChatStream:
     ``format`` is one of ``auto``, ``openai-chat``, ``openai-responses``, ``anthropic``,
     ``gemini``. With ``auto`` the first event that identifies a format decides it
     (``detected_format`` then says which). ``observer`` is called for every SSE event with
-    the chat events it became, for tools such as the stream inspector.
+    the chat events it became, and ``on_comment`` with each ``:`` comment (keep-alive), for
+    tools such as the stream inspector.
     """
 
     def __init__(
@@ -46,12 +47,13 @@ class ChatStream:
         *,
         max_line_bytes: int = 1 << 20,
         observer: Observer | None = None,
+        on_comment: Callable[[str], object] | None = None,
     ) -> None:
         if format not in FORMATS:
             raise ChatStreamError(f"unknown format {format!r}; expected one of {FORMATS}")
         self.format = format
         self._adapter: Adapter | None = None if format == "auto" else ADAPTERS[format]()
-        self._parser = SSEParser(max_line_bytes=max_line_bytes)
+        self._parser = SSEParser(max_line_bytes=max_line_bytes, on_comment=on_comment)
         self._observer = observer
         self._parts: list[str] = []
         self._text: str | None = ""

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent / "fixtures"  # noqa: RUF100
 
 
 def load_fixtures() -> list[tuple[str, bytes, dict[str, Any]]]:

@@ -1,0 +1,146 @@
+"""Look inside a stream: raw chunks, the SSE events they made, the chat events those became,
+timing, and replay at any chunk size. Pure Python; the page's inspector panel and the CLI
+(``python -m pysse dump/replay``) both use it.
+
+It works from a *recording* (the raw chunks and their arrival times), which the page keeps for
+every answer anyway (Save needs the exact bytes). Nothing here runs while an answer streams:
+the analysis is done when someone opens the inspector, so a closed inspector costs nothing.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass, field
+from typing import Any
+
+from .chat import ChatStream
+from .events import ChatEvent, TextDelta, event_to_dict
+from .sse import SSEEvent
+
+__all__ = [
+    "ChunkRow",
+    "EventRow",
+    "Report",
+    "analyze",
+    "compare_chunk_sizes",
+    "replay",
+    "show_text",
+]
+
+_VISIBLE = {"\r": "␍", "\n": "␊\n", "\t": "␉", "\x00": "␀"}
+
+
+def show_text(text: str) -> str:
+    """Make line ends and control characters visible (CR as ␍, LF as ␊ then a real break)."""
+    return "".join(
+        _VISIBLE.get(c, c) if (c in _VISIBLE or ord(c) < 32) and c != " " else c for c in text
+    )
+
+
+@dataclass
+class ChunkRow:
+    index: int
+    t_ms: float
+    size: int
+    text: str  # decoded across chunk boundaries; line ends made visible
+    invalid: int  # U+FFFD produced by invalid UTF-8 in this chunk
+
+
+@dataclass
+class EventRow:
+    index: int
+    event: str
+    data: str
+    id: str
+    chat: list[dict[str, Any]]
+
+
+@dataclass
+class Report:
+    chunks: list[ChunkRow] = field(default_factory=list)
+    events: list[EventRow] = field(default_factory=list)
+    comments: int = 0
+    timing: dict[str, Any] = field(default_factory=dict)
+    outcome: str = ""
+    detail: str = ""
+    text: str = ""
+    format: str | None = None
+
+
+def analyze(chunks: list[tuple[float, bytes]], fmt: str = "auto") -> Report:
+    """Replay a recording through a fresh ChatStream, keeping every intermediate step."""
+    report = Report()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    # A U+FFFD in the input itself is not an error; count only the ones decoding adds.
+
+    def observe(ev: SSEEvent, chat: list[ChatEvent]) -> None:
+        report.events.append(
+            EventRow(len(report.events), ev.event, ev.data, ev.id, [event_to_dict(c) for c in chat])
+        )
+
+    cs = ChatStream(fmt, observer=observe, on_comment=lambda _c: _count_comment(report))
+    first_text: float | None = None
+    total = 0
+    for i, (t, data) in enumerate(chunks):
+        total += len(data)
+        text = decoder.decode(data)
+        invalid = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+        report.chunks.append(ChunkRow(i, t, len(data), show_text(text), max(invalid, 0)))
+        events = cs.feed(data)
+        if first_text is None and any(isinstance(e, TextDelta) for e in events):
+            first_text = t
+    cs.close()
+    last = chunks[-1][0] if chunks else 0.0
+    report.timing = {
+        "ttfb_ms": chunks[0][0] if chunks else None,
+        "ttft_ms": first_text,
+        "total_ms": last,
+        "bytes": total,
+        "chunks": len(chunks),
+        "sse_events": cs.sse_events,
+        "events_per_s": (cs.sse_events / (last / 1000)) if last > 0 else None,
+    }
+    report.outcome = str(cs.outcome)
+    report.detail = cs.finish_detail or (cs.error.message if cs.error else "")
+    report.text = cs.text
+    report.format = cs.detected_format
+    return report
+
+
+def _count_comment(report: Report) -> None:
+    report.comments += 1
+
+
+def replay(data: bytes, chunk: int, fmt: str = "auto") -> ChatStream:
+    """Feed ``data`` ``chunk`` bytes at a time (0: all at once); return the finished stream."""
+    cs = ChatStream(fmt)
+    size = chunk if chunk > 0 else max(len(data), 1)
+    for i in range(0, len(data), size):
+        cs.feed(data[i : i + size])
+    cs.close()
+    return cs
+
+
+def compare_chunk_sizes(
+    data: bytes, sizes: tuple[int, ...] = (0, 1000, 60, 20, 1), fmt: str = "auto"
+) -> list[dict[str, Any]]:
+    """Replay at each size and say whether text and outcome match the whole-buffer replay,
+    and where the text first differs if not (a parser that depends on chunking)."""
+    ref = replay(data, 0, fmt)
+    rows = []
+    for size in sizes:
+        cs = ref if size == 0 else replay(data, size, fmt)
+        same = cs.text == ref.text and cs.outcome == ref.outcome
+        row: dict[str, Any] = {
+            "chunk": size or "whole",
+            "same": same,
+            "chars": len(cs.text),
+            "outcome": str(cs.outcome),
+        }
+        if not same:
+            row["first_difference_at"] = next(
+                (i for i, (a, b) in enumerate(zip(cs.text, ref.text, strict=False)) if a != b),
+                min(len(cs.text), len(ref.text)),
+            )
+        rows.append(row)
+    return rows
