@@ -346,6 +346,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run([sys.executable, "-m", "bench.bench_parser"], cwd=ROOT, env=env)
     if args.only in (None, "markdown"):
         run([sys.executable, "-m", "bench.bench_markdown"], cwd=ROOT, env=env)
+    if args.only in (None, "relay"):
+        run([sys.executable, "-m", "bench.bench_relay"], cwd=ROOT, env=env)
     if args.only in (None, "browser"):
         site = build_site()
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(site))
@@ -373,7 +375,7 @@ def main() -> int:
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("--only", choices=["parser", "markdown", "browser"])
+    b.add_argument("--only", choices=["parser", "markdown", "relay", "browser"])
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     args = ap.parse_args()

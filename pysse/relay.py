@@ -55,6 +55,8 @@ class RelayConfig:
     connect_timeout: float = 10.0
     first_byte_timeout: float = 60.0
     idle_timeout: float = 60.0
+    max_connections: int = 1000
+    keepalive: int = 0  # pooled idle upstream connections (see relay_endpoint)
 
     @classmethod
     def from_args(
@@ -120,6 +122,13 @@ def relay_endpoint(
             connect=cfg.connect_timeout, read=cfg.first_byte_timeout, write=30.0, pool=10.0
         ),
         follow_redirects=False,
+        # Every streaming chat holds a connection for its whole answer: httpx's default of
+        # 100 would queue the 101st chat's first byte behind someone else's answer. Reusing
+        # pooled connections gave multi-second first-byte stalls under 200 concurrent chats
+        # in `build.py bench` (not yet understood), so keep-alive is opt-in.
+        limits=httpx.Limits(
+            max_connections=cfg.max_connections, max_keepalive_connections=cfg.keepalive
+        ),
     )
 
     def cors(request: Request) -> dict[str, str] | None:

@@ -76,16 +76,16 @@ async def read_json(request: Request, limit: int = MAX_BODY) -> dict[str, Any] |
     return obj
 
 
-def demo_endpoint(fmt: str) -> Any:
+def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
     async def endpoint(request: Request) -> Response:
         body = await read_json(request)
         if isinstance(body, Response):
             return body
         prompt = demo.last_user_text(body)
         try:
-            pace = float(request.headers.get("x-demo-pace", "1"))
+            pace = float(request.headers.get("x-demo-pace", default_pace))
         except ValueError:
-            pace = 1.0
+            pace = default_pace
         seed = int(request.headers.get("x-demo-seed", "0") or 0)
         p = demo.plan(fmt, prompt, seed=seed, pace=max(0.0, min(pace, 100.0)))
 
@@ -104,13 +104,17 @@ def demo_endpoint(fmt: str) -> Any:
     return endpoint
 
 
-async def gemini_endpoint(request: Request) -> Response:
-    rest = request.path_params["rest"]
-    if not rest.endswith(":streamGenerateContent"):
-        return JSONResponse({"error": {"message": "not found"}}, 404)
-    handler = demo_endpoint("gemini")
-    result: Response = await handler(request)
-    return result
+def gemini_endpoint(default_pace: float = 1.0) -> Any:
+    """Gemini's path puts the model and the method in one segment: ``{model}:method``."""
+    handler = demo_endpoint("gemini", default_pace)
+
+    async def endpoint(request: Request) -> Response:
+        if not request.path_params["rest"].endswith(":streamGenerateContent"):
+            return JSONResponse({"error": {"message": "not found"}}, 404)
+        result: Response = await handler(request)
+        return result
+
+    return endpoint
 
 
 def create_app(
@@ -120,14 +124,15 @@ def create_app(
     api_key_env: str | None = None,
     upstream_format: str | None = None,
     allow_origins: list[str] | None = None,
+    demo_pace: float = 1.0,
 ) -> Starlette:
     """The page at ``/``, the demo relay at the providers' usual paths, and (with
     ``upstream``) a real relay at ``/relay``."""
     routes: list[Any] = [
-        Route("/v1/chat/completions", demo_endpoint("openai-chat"), methods=["POST"]),
-        Route("/v1/responses", demo_endpoint("openai-responses"), methods=["POST"]),
-        Route("/v1/messages", demo_endpoint("anthropic"), methods=["POST"]),
-        Route("/v1beta/models/{rest:path}", gemini_endpoint, methods=["POST"]),
+        Route("/v1/chat/completions", demo_endpoint("openai-chat", demo_pace), methods=["POST"]),
+        Route("/v1/responses", demo_endpoint("openai-responses", demo_pace), methods=["POST"]),
+        Route("/v1/messages", demo_endpoint("anthropic", demo_pace), methods=["POST"]),
+        Route("/v1beta/models/{rest:path}", gemini_endpoint(demo_pace), methods=["POST"]),
     ]
     relay_cfg: dict[str, Any] = {}
     if upstream:
