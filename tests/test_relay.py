@@ -200,7 +200,7 @@ def test_config_urls_and_auth_per_format() -> None:
         "/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
     )
     assert g.auth_headers() == {"x-goog-api-key": "k"}
-    a = RelayConfig("https://api.anthropic.com/v1", format="anthropic", api_key="k")
+    a = RelayConfig("https://api.anthropic.com/v1", format="anthropic", api_key=KEY)
     assert a.url_for({}) == "https://api.anthropic.com/v1/messages"
-    assert a.auth_headers()["x-api-key"] == "k"
-    assert "k" not in repr(a)
+    assert a.auth_headers()["x-api-key"] == KEY
+    assert KEY not in repr(a)
