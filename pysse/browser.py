@@ -569,6 +569,7 @@ class App:
             StreamingMarkdown(md=self.md_for(frozenset())).feed(
                 "# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n"
             )
+        js.document.body.dataset.warm = "1"
 
     # -- for tests and the inspector -----------------------------------------------------------
 
