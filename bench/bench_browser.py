@@ -131,6 +131,44 @@ def bench_count():
 }"""
 
 
+MARKDOWN_PY = """
+import json, time
+from pysse.demo import _long_answer
+from pysse.markdown import StreamingMarkdown, make_markdown, render
+
+def parts(text, n):
+    size = max(1, len(text) // n)
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+def inc(ps):
+    md = StreamingMarkdown()
+    for d in ps:
+        md.feed(d)
+    md.finish()
+
+def naive(ps, every=50):
+    md = make_markdown()
+    acc = ""
+    for i, d in enumerate(ps):
+        acc += d
+        if i % every == every - 1 or i == len(ps) - 1:
+            render(acc, md)
+
+def timed(fn, ps):
+    t = time.perf_counter()
+    fn(ps)
+    return (time.perf_counter() - t) * 1000
+
+single = _long_answer(30_000)
+double = single + "\\n" + single
+out = {}
+for name, text, n in (("30 KB", single, 3000), ("60 KB (doubled)", double, 6000)):
+    ps = parts(text, n)
+    out[name] = [len(ps), min(timed(inc, ps) for _ in range(3)), timed(naive, ps)]
+json.dumps(out)
+"""
+
+
 def main(runs: int = 5) -> list[str]:
     from playwright.sync_api import sync_playwright
 
@@ -194,6 +232,26 @@ def main(runs: int = 5) -> list[str]:
             )
         print("\n".join(t_rows), flush=True)
         rows += [*t_rows, ""]
+        ctx.close()
+
+        ctx = browser.new_context()
+        page = ctx.new_page()
+        page.goto(server.url + "/")
+        page.evaluate(READY_JS)
+        md = json.loads(page.evaluate("(code) => window.pysseRuntime.runPython(code)", MARKDOWN_PY))
+        md_rows = [
+            "| render work in Pyodide | deltas | incremental | naive (1 full render / 50 deltas) |",
+            "|---|---:|---:|---:|",
+        ]
+        for name, (n, inc, nai) in md.items():
+            md_rows.append(f"| {name} | {n} | {inc:.0f} ms | {nai:.0f} ms |")
+        (i1, n1), (i2, n2) = [(v[1], v[2]) for v in md.values()]
+        md_rows += [
+            "",
+            f"doubling the answer costs: incremental {i2 / i1:.2f}x, naive {n2 / n1:.2f}x",
+        ]
+        print("\n".join(md_rows), flush=True)
+        rows += [*md_rows, ""]
         ctx.close()
 
         ctx = browser.new_context()

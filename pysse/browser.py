@@ -354,8 +354,10 @@ class App:
         self._on(_q("[data-role=new-chat]"), "click", lambda e: self.new_chat())
         self._on(self.prompt, "keydown", self._on_key)
         self._on(self.jump_btn, "click", lambda e: self._jump())
+        self._on(self.jump_btn, "wheel", self._on_jump_wheel)
         self._on(self.log, "scroll", self._on_scroll)
         self._on(self.log, "wheel", self._on_wheel)
+        self._on(self.log, "keydown", self._on_log_key)
         self._on(self.log, "click", self._on_log_click)
         self._on(self.doc, "visibilitychange", self._on_visibility)
         self._on(_q("[data-role=settings]"), "change", self._read_settings_form)
@@ -368,6 +370,20 @@ class App:
     def _on_wheel(self, e: Any) -> None:
         if e.deltaY < 0:
             self.follower.on_user_intent_up()
+        elif e.deltaY > 0:
+            self.follower.on_user_intent_down(self.log.scrollHeight)
+
+    def _on_jump_wheel(self, e: Any) -> None:
+        """The floating button sits over the log: a wheel over it still scrolls the log."""
+        e.preventDefault()
+        self._on_wheel(e)
+        self.log.scrollTop = self.log.scrollTop + e.deltaY
+
+    def _on_log_key(self, e: Any) -> None:
+        if e.key in ("ArrowUp", "PageUp", "Home"):
+            self.follower.on_user_intent_up()
+        elif e.key in ("ArrowDown", "PageDown", "End", " "):
+            self.follower.on_user_intent_down(self.log.scrollHeight)
 
     def _on_scroll(self, e: Any) -> None:
         log = self.log

@@ -88,6 +88,7 @@ class ScrollFollower:
         self.following = True
         self.show_jump = False
         self._expected: float | None = None
+        self._height_at_down: float | None = None
 
     def at_bottom(self, top: float, height: float, client: float) -> bool:
         return height - top - client <= self.threshold
@@ -97,9 +98,16 @@ class ScrollFollower:
             self._expected = None  # our own scroll
             return
         self._expected = None
-        if self.at_bottom(top, height, client):
+        gap = height - top - client
+        # A downward gesture that reached where the bottom was when it started counts as
+        # reaching the bottom: the text kept growing while the scroll animated.
+        grown = height - self._height_at_down if self._height_at_down is not None else 0.0
+        if gap <= self.threshold or (
+            self._height_at_down is not None and gap <= self.threshold + grown
+        ):
             self.following = True
             self.show_jump = False
+            self._height_at_down = None
         else:
             self.following = False
 
@@ -107,6 +115,12 @@ class ScrollFollower:
         """A wheel/key/touch gesture upwards: release at once, before the scroll event."""
         self.following = False
         self._expected = None
+        self._height_at_down = None
+
+    def on_user_intent_down(self, height: float) -> None:
+        """A wheel/key gesture downwards begins while the content is ``height`` tall."""
+        if self._height_at_down is None:
+            self._height_at_down = height
 
     def target_after_render(self, height: float, client: float) -> float | None:
         """Where to scroll after content changed: the bottom while following, else None."""

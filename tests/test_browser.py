@@ -228,13 +228,23 @@ def test_scroll_stays_put_after_user_scrolls_up_and_jump_works(make_page: Any) -
     page.click("[data-role=jump]")
     page.wait_for_timeout(500)  # still streaming, and followed again
     assert p.page.query_selector("[data-role=assistant]").get_attribute("data-state") == "streaming"
-    assert (
-        page.evaluate(
-            "() => { const l = document.querySelector('[data-role=log]');"
-            " return l.scrollHeight - l.scrollTop - l.clientHeight; }"
-        )
-        < 10
+    gap = (
+        "() => { const l = document.querySelector('[data-role=log]');"
+        " return l.scrollHeight - l.scrollTop - l.clientHeight; }"
     )
+    assert page.evaluate(gap) < 10
+    # Release again, then scroll back down by hand: that re-arms following.
+    log.hover()
+    page.mouse.wheel(0, -600)
+    page.wait_for_timeout(300)
+    assert page.evaluate(gap) > 100
+    page.mouse.wheel(0, 100_000)
+    page.wait_for_timeout(300)
+    h1 = page.evaluate("document.querySelector('[data-role=log]').scrollHeight")
+    page.wait_for_timeout(800)
+    assert page.evaluate("document.querySelector('[data-role=log]').scrollHeight") > h1
+    assert page.evaluate(gap) < 10  # followed the new text
+    assert page.is_hidden("[data-role=jump]")
     page.click("[data-role=stop]")
 
 

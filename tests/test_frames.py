@@ -1,0 +1,132 @@
+"""FrameScheduler and ScrollFollower (pure logic), and the request payloads."""
+
+from __future__ import annotations
+
+from pysse.frames import FrameScheduler, ScrollFollower
+from pysse.payloads import build_body, parse_header_lines, relay_url
+
+
+class FakeFrames:
+    def __init__(self) -> None:
+        self.pending = 0
+        self.renders = 0
+        self.hidden = False
+
+    def sched(self) -> FrameScheduler:
+        return FrameScheduler(self.render, self.request, lambda: self.hidden)
+
+    def render(self) -> None:
+        self.renders += 1
+
+    def request(self) -> None:
+        self.pending += 1
+
+
+def test_many_deltas_one_render_per_frame() -> None:
+    f = FakeFrames()
+    s = f.sched()
+    for _ in range(50):
+        s.request()
+    assert f.pending == 1 and f.renders == 0
+    s.on_frame()
+    assert f.renders == 1
+    s.on_frame()  # a frame with nothing new renders nothing
+    assert f.renders == 1
+    s.request()
+    assert f.pending == 2
+
+
+def test_flush_renders_synchronously_and_closes() -> None:
+    f = FakeFrames()
+    s = f.sched()
+    s.request()
+    s.flush()
+    assert f.renders == 1 and s.closed
+    s.request()
+    s.on_frame()
+    assert f.renders == 1  # nothing after the end
+
+
+def test_hidden_tab_requests_no_frames_and_renders_once_on_return() -> None:
+    f = FakeFrames()
+    f.hidden = True
+    s = f.sched()
+    for _ in range(1000):
+        s.request()
+    assert f.pending == 0 and f.renders == 0
+    f.hidden = False
+    s.on_visible()
+    assert f.renders == 1
+    s.on_visible()
+    assert f.renders == 1
+
+
+def test_scroll_follower_releases_on_user_scroll_and_rearms_at_bottom() -> None:
+    sf = ScrollFollower(threshold=8)
+    # Following: after a render it scrolls to the bottom, and its own scroll is not the user's.
+    assert sf.target_after_render(height=2000, client=500) == 1500
+    sf.on_scroll(top=1500, height=2000, client=500)
+    assert sf.following
+    # Content grows; the page's own scroll event arrives late with the expected position.
+    assert sf.target_after_render(height=2400, client=500) == 1900
+    sf.on_scroll(top=1900, height=2400, client=500)
+    assert sf.following
+    # The user scrolls up: released, and renders do not move the view.
+    sf.on_scroll(top=1200, height=2400, client=500)
+    assert not sf.following
+    assert sf.target_after_render(height=2600, client=500) is None
+    assert sf.show_jump
+    # Back to the bottom by hand: re-armed.
+    sf.on_scroll(top=2096, height=2600, client=500)
+    assert sf.following and not sf.show_jump
+
+
+def test_wheel_up_releases_before_the_scroll_event() -> None:
+    sf = ScrollFollower()
+    sf.target_after_render(1000, 500)
+    sf.on_user_intent_up()
+    assert sf.target_after_render(1200, 500) is None
+    assert sf.jump(1200, 500) == 700 and sf.following
+
+
+def test_bodies_per_format() -> None:
+    msgs = [("user", "hi"), ("assistant", "hello"), ("user", "more")]
+    oc = build_body("openai-chat", msgs, system="be brief")
+    assert oc["messages"][0] == {"role": "system", "content": "be brief"}
+    assert oc["stream"] is True and oc["stream_options"] == {"include_usage": True}
+    assert build_body("auto", msgs)["messages"][-1] == {"role": "user", "content": "more"}
+    an = build_body("anthropic", msgs, system="s", model="m")
+    assert an["system"] == "s" and an["model"] == "m" and an["max_tokens"] > 0
+    rs = build_body("openai-responses", msgs, system="s")
+    assert rs["instructions"] == "s" and rs["input"][1]["role"] == "assistant"
+    gm = build_body("gemini", msgs, system="s")
+    assert [c["role"] for c in gm["contents"]] == ["user", "model", "user"]
+    assert gm["systemInstruction"] == {"parts": [{"text": "s"}]}
+
+
+def test_relay_url_resolution() -> None:
+    site = {"relay": "", "demo": {"anthropic": "/v1/messages"}}
+    assert (
+        relay_url("https://mine.example/chat", "anthropic", site, "http://h")
+        == "https://mine.example/chat"
+    )
+    assert relay_url("", "anthropic", site, "http://h/") == "http://h/v1/messages"
+    assert relay_url("", "anthropic", {**site, "relay": "/relay"}, "http://h") == "/relay"
+
+
+def test_header_lines() -> None:
+    assert parse_header_lines("X-Relay-Secret: abc\nbad line\nX-A:1:2\n: x") == {
+        "X-Relay-Secret": "abc",
+        "X-A": "1:2",
+    }
+
+
+def test_downward_gesture_rearms_even_though_the_text_grew_meanwhile() -> None:
+    sf = ScrollFollower(threshold=8)
+    sf.on_scroll(top=100, height=3000, client=500)  # the user is reading higher up
+    assert not sf.following
+    sf.on_user_intent_down(height=3000)  # scrolls down to where the bottom was (2500)...
+    sf.on_scroll(top=2500, height=3300, client=500)  # ...while 300 px of text arrived
+    assert sf.following
+    sf.on_scroll(top=1000, height=3300, client=500)  # half-way down is not the bottom
+    assert not sf.following
