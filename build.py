@@ -48,7 +48,7 @@ EXTRAS = {
     "site": "markdown",
     "test": "test",
     "bench": "test,bench",
-    "fuzz": "test",
+    "fuzz": "test,fuzz",
 }
 
 
@@ -356,8 +356,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYSSE_FUZZ_SECONDS=str(int(args.minutes * 60)))
-    return subprocess.run([sys.executable, "-m", "bench.fuzz"], cwd=ROOT, env=env).returncode
+    seconds = int(args.minutes * 60)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYSSE_FUZZ_SECONDS=str(seconds))
+    if not args.atheris:
+        return subprocess.run([sys.executable, "-m", "bench.fuzz"], cwd=ROOT, env=env).returncode
+    corpus = CACHE / "fuzz-corpus"
+    corpus.mkdir(parents=True, exist_ok=True)
+    for f in (ROOT / "tests" / "fixtures").glob("*.sse"):
+        shutil.copy2(f, corpus / f.name)
+    cmd = [
+        sys.executable,
+        "bench/fuzz_atheris.py",
+        f"-max_total_time={seconds}",
+        "-rss_limit_mb=2048",
+        str(corpus),
+    ]
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
 def main() -> int:
@@ -378,6 +392,7 @@ def main() -> int:
     b.add_argument("--only", choices=["parser", "markdown", "relay", "browser"])
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
+    f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")
     args = ap.parse_args()
     ensure_venv(EXTRAS[args.cmd])
     handler = {

@@ -348,6 +348,11 @@ class App:
         self._proxies.append(proxy)  # lives as long as the page
         el.addEventListener(name, proxy)
 
+    def _on_capture(self, el: Any, name: str, fn: Any) -> None:
+        proxy = create_proxy(fn)
+        self._proxies.append(proxy)
+        el.addEventListener(name, proxy, True)
+
     def _bind(self) -> None:
         self._on(self.send_btn, "click", lambda e: self.send_from_prompt())
         self._on(self.stop_btn, "click", lambda e: self.stop())
@@ -358,6 +363,10 @@ class App:
         self._on(self.log, "scroll", self._on_scroll)
         self._on(self.log, "wheel", self._on_wheel)
         self._on(self.log, "keydown", self._on_log_key)
+        # Growth that is not a render (an allowed image loading, a resize) keeps the bottom
+        # in view while following. "load" does not bubble: listen in the capture phase.
+        self._on_capture(self.log, "load", lambda e: self.after_render())
+        self._on(js.window, "resize", lambda e: self.after_render())
         self._on(self.log, "click", self._on_log_click)
         self._on(self.doc, "visibilitychange", self._on_visibility)
         self._on(_q("[data-role=settings]"), "change", self._read_settings_form)
@@ -588,6 +597,10 @@ class App:
         js.document.body.dataset.warm = "1"
 
     # -- for tests and the inspector -----------------------------------------------------------
+
+    def raw_hex(self, index: int) -> str:
+        """The exact bytes answer ``index`` received, as hex (for tests and tools)."""
+        return self.turns[index].raw().hex()
 
     def stats(self) -> str:
         return json.dumps(

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pysse import ChatStream
 from pysse.demo import RICH_ANSWER, XSS_ANSWER
 from pysse.markdown import render
 
@@ -64,7 +65,7 @@ def test_message_sent_before_python_is_ready_goes_out(make_page: Any) -> None:
     held: list[Any] = []
     page.route("**/wheels/**", lambda route: held.append(route))  # hold Python back
     page.goto(p.base + "/", wait_until="commit")
-    page.wait_for_selector("[data-role=prompt]")
+    page.wait_for_selector("body[data-booting='1']")
     p.send("/demo echo early bird")
     page.wait_for_selector(".msg.user")
     assert page.get_attribute("body", "data-ready") is None  # the UI works before Python
@@ -106,6 +107,12 @@ def test_demo_failures_show_state_and_keep_text(
     assert msg.get_attribute("data-state") == state
     assert needle in msg.query_selector(".status").inner_text()
     text = msg.get_attribute("data-text")
+    # The text kept is exactly the deltas in the bytes that arrived, parsed again here.
+    raw = bytes.fromhex(page.evaluate("pysseApp.raw_hex(0)"))
+    cs = ChatStream()
+    cs.feed(raw)
+    cs.close()
+    assert text == cs.text
     if command in ("/demo drop", "/demo error", "/demo malformed"):
         assert text and RICH_ANSWER.startswith(text) and text != RICH_ANSWER
     if state == "done":

@@ -27,6 +27,7 @@ const earlySend = () => {
 const earlyKey = (e) => { if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); earlySend(); } };
 $("[data-role=send]").addEventListener("click", earlySend);
 prompt.addEventListener("keydown", earlyKey);
+document.body.dataset.booting = "1"; // sending works from here on, before Python is ready
 
 async function boot() {
   const t0 = performance.now();
