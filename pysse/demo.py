@@ -137,6 +137,12 @@ def split_deltas(text: str, rnd: random.Random, lo: int = 1, hi: int = 12) -> li
 # -- encoders: one per provider format ---------------------------------------------------------
 
 
+def _chat_chunk(fields: dict[str, Any]) -> bytes:
+    """One OpenAI Chat Completions chunk event."""
+    base = {"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": "demo"}
+    return _sse({**base, **fields})
+
+
 def _sse(data: Any, event: str | None = None, eol: str = "\n") -> bytes:
     body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     head = f"event: {event}{eol}" if event else ""
@@ -235,18 +241,15 @@ def encode(
         )
     elif fmt == "openai-chat":
         ev.append(
-            _sse(
+            _chat_chunk(
                 {
-                    "id": "chatcmpl-demo",
-                    "object": "chat.completion.chunk",
-                    "model": "demo",
                     "choices": [
                         {
                             "index": 0,
                             "delta": {"role": "assistant", "content": ""},
                             "finish_reason": None,
                         }
-                    ],
+                    ]
                 }
             )
         )
@@ -295,13 +298,8 @@ def encode(
             )
         else:
             ev.append(
-                _sse(
-                    {
-                        "id": "chatcmpl-demo",
-                        "object": "chat.completion.chunk",
-                        "model": "demo",
-                        "choices": [{"index": 0, "delta": {"content": d}, "finish_reason": None}],
-                    }
+                _chat_chunk(
+                    {"choices": [{"index": 0, "delta": {"content": d}, "finish_reason": None}]}
                 )
             )
         if i % 40 == 39:
@@ -364,25 +362,10 @@ def encode(
             )
         )
     else:
+        ev.append(_chat_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
         ev.append(
-            _sse(
-                {
-                    "id": "chatcmpl-demo",
-                    "object": "chat.completion.chunk",
-                    "model": "demo",
-                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                }
-            )
-        )
-        ev.append(
-            _sse(
-                {
-                    "id": "chatcmpl-demo",
-                    "object": "chat.completion.chunk",
-                    "model": "demo",
-                    "choices": [],
-                    "usage": {"prompt_tokens": 12, "completion_tokens": out_tokens},
-                }
+            _chat_chunk(
+                {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": out_tokens}}
             )
         )
         ev.append(b"data: [DONE]\n\n")
@@ -411,6 +394,11 @@ def _rechunk(events: list[bytes], rnd: random.Random, lo: int, hi: int) -> list[
     return out
 
 
+def _json_error(status: int, kind: str, message: str, extra: dict[str, str] | None = None) -> Plan:
+    body = json.dumps({"error": {"type": kind, "message": message}}).encode()
+    return Plan(status, {"content-type": "application/json", **(extra or {})}, [(0, body)])
+
+
 SSE_HEADERS = {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
@@ -428,40 +416,10 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
         else ""
     )
     if cmd == "401":
-        return Plan(
-            401,
-            {"content-type": "application/json"},
-            [
-                (
-                    0,
-                    json.dumps(
-                        {
-                            "error": {
-                                "type": "authentication_error",
-                                "message": "Invalid API key (demo).",
-                            }
-                        }
-                    ).encode(),
-                )
-            ],
-        )
+        return _json_error(401, "authentication_error", "Invalid API key (demo).")
     if cmd == "429":
-        return Plan(
-            429,
-            {"content-type": "application/json", "retry-after": "7"},
-            [
-                (
-                    0,
-                    json.dumps(
-                        {
-                            "error": {
-                                "type": "rate_limit_error",
-                                "message": "Rate limit reached (demo).",
-                            }
-                        }
-                    ).encode(),
-                )
-            ],
+        return _json_error(
+            429, "rate_limit_error", "Rate limit reached (demo).", {"retry-after": "7"}
         )
     if cmd == "500":
         return Plan(
