@@ -133,8 +133,9 @@ def relay_endpoint(
 
     def cors(request: Request) -> dict[str, str] | None:
         origin = request.headers.get("origin")
-        if origin is None:
-            return {}  # same-origin or not a browser
+        own = f"{request.url.scheme}://{request.url.netloc}"
+        if origin is None or origin == own:
+            return {}  # not a browser, or the page this server serves itself (same origin)
         if origin in cfg.allow_origins:
             return {
                 "access-control-allow-origin": origin,

@@ -170,10 +170,12 @@ def test_guards(upstream: Any) -> None:
         other = {**BODY, "model": "gpt-expensive"}
         assert c.post(r.url + "/relay", json=other, headers=ok).status_code == 400
         assert c.post(r.url + "/relay", content=b"not json", headers=ok).status_code == 400
+        same = c.post(r.url + "/relay", json=BODY, headers={**ok, "origin": r.url})
+        assert same.status_code == 200  # the relay's own origin is same-origin, not CORS
         pre = c.options(r.url + "/relay", headers={"origin": "http://page.example"})
         assert pre.status_code == 204
         assert c.post(r.url + "/relay", json=BODY, headers=ok).status_code == 200
-    assert len(up.bodies) == 1  # nothing refused reached the upstream
+    assert len(up.bodies) == 2  # nothing refused reached the upstream
 
 
 def test_unreachable_upstream_is_a_clear_error_without_the_key() -> None:

@@ -1,0 +1,56 @@
+"""The page against a real relay (``build.py serve --upstream``): it streams the upstream's
+answer, and Stop in the page cancels the upstream generation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import LiveServer, Page
+from pysse.server import create_app
+from test_relay import DELTAS, KEY, Upstream
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def relayed(site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Upstream, LiveServer]]:
+    monkeypatch.setenv("PYSSE_TEST_KEY", KEY)
+    up = Upstream()
+    with LiveServer(up.app) as upstream:
+        app = create_app(site, upstream=upstream.url + "/v1", api_key_env="PYSSE_TEST_KEY",
+                         upstream_format="openai-chat")
+        with LiveServer(app) as page_server:
+            yield up, page_server
+
+
+def test_page_streams_through_the_relay_and_stop_cancels_upstream(
+    browser: Any, relayed: tuple[Upstream, LiveServer]
+) -> None:
+    up, server = relayed
+    p = Page(browser, server.url)
+    try:
+        page = p.open()
+        p.send("hi")
+        msg = p.wait_done()
+        assert msg.get_attribute("data-state") == "done"
+        assert msg.get_attribute("data-text") == "".join(DELTAS)
+        assert up.headers[0]["authorization"] == f"Bearer {KEY}"
+        assert msg.get_attribute("data-url").endswith("/relay")
+        assert KEY not in page.content()
+
+        up.mode = "endless"
+        p.send("go on forever")
+        page.wait_for_function("() => document.querySelectorAll('[data-role=assistant]')"
+                               "[1]?.dataset.text === undefined && document.querySelectorAll("
+                               "'[data-role=assistant]').length == 2")
+        page.wait_for_timeout(500)
+        page.click("[data-role=stop]")
+        assert p.wait_done(1).get_attribute("data-state") == "stopped"
+        assert up.cancelled.wait(5), "the upstream kept generating after Stop"
+        assert p.errors == []
+    finally:
+        p.close()
