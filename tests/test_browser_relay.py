@@ -21,8 +21,12 @@ def relayed(site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Upstr
     monkeypatch.setenv("PYSSE_TEST_KEY", KEY)
     up = Upstream()
     with LiveServer(up.app) as upstream:
-        app = create_app(site, upstream=upstream.url + "/v1", api_key_env="PYSSE_TEST_KEY",
-                         upstream_format="openai-chat")
+        app = create_app(
+            site,
+            upstream=upstream.url + "/v1",
+            api_key_env="PYSSE_TEST_KEY",
+            upstream_format="openai-chat",
+        )
         with LiveServer(app) as page_server:
             yield up, page_server
 
@@ -44,9 +48,11 @@ def test_page_streams_through_the_relay_and_stop_cancels_upstream(
 
         up.mode = "endless"
         p.send("go on forever")
-        page.wait_for_function("() => document.querySelectorAll('[data-role=assistant]')"
-                               "[1]?.dataset.text === undefined && document.querySelectorAll("
-                               "'[data-role=assistant]').length == 2")
+        page.wait_for_function(
+            "() => document.querySelectorAll('[data-role=assistant]')"
+            "[1]?.dataset.text === undefined && document.querySelectorAll("
+            "'[data-role=assistant]').length == 2"
+        )
         page.wait_for_timeout(500)
         page.click("[data-role=stop]")
         assert p.wait_done(1).get_attribute("data-state") == "stopped"
