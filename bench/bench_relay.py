@@ -84,6 +84,12 @@ async def round_(url: str) -> tuple[list[float], float, int]:
     return [r[0] for r in results], took, bad
 
 
+async def sequential(url: str, n: int = 30) -> list[float]:
+    """One chat at a time: the relay's own added latency, without a crowd."""
+    async with httpx.AsyncClient(timeout=60) as client:
+        return [(await one(client, url, i))[0] for i in range(n)]
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))]
@@ -126,7 +132,11 @@ def main(rounds: int = 3) -> list[str]:
             relay_t.append(t)
             lost += bad
             mem.append(rss_kib(relay.pid))
+        solo_d = asyncio.run(sequential(f"http://127.0.0.1:{up_port}/v1/chat/completions"))
+        solo_r = asyncio.run(sequential(f"http://127.0.0.1:{relay_port}/relay"))
         rows += [
+            f"| one chat at a time: first byte p50 | {pct(solo_d, 0.5) * 1000:.1f} ms | "
+            f"{pct(solo_r, 0.5) * 1000:.1f} ms |",
             f"| first byte p50 | {pct(direct_fb, 0.5) * 1000:.1f} ms | "
             f"{pct(relay_fb, 0.5) * 1000:.1f} ms |",
             f"| first byte p99 | {pct(direct_fb, 0.99) * 1000:.1f} ms | "

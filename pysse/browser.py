@@ -22,7 +22,6 @@ from .chat import ChatStream
 from .events import Finish, Outcome, ProviderError, TextDelta, Usage
 from .frames import FrameScheduler, ScrollFollower
 from .inspector import analyze, compare_chunk_sizes
-from .markdown import MarkdownPolicy, StreamingMarkdown
 from .payloads import build_body, parse_header_lines, relay_url
 from .providers import FORMATS
 
@@ -74,6 +73,8 @@ class Turn:
         self.format = s["format"]
         self.cs = ChatStream(self.format)
         hosts = frozenset(h.strip() for h in s["image_hosts"].split(",") if h.strip())
+        from .markdown import MarkdownPolicy, StreamingMarkdown  # see App.md_for
+
         self.md = StreamingMarkdown(MarkdownPolicy(image_hosts=hosts), md=app.md_for(hosts))
         self.chunks: list[tuple[float, bytes]] = []  # raw bytes + arrival ms, for the inspector
         self.t0 = js.performance.now()
@@ -338,7 +339,12 @@ class App:
 
     def md_for(self, hosts: frozenset[str]) -> Any:
         if hosts not in self._mds:
-            self._mds[hosts] = StreamingMarkdown(MarkdownPolicy(image_hosts=hosts)).md
+            # Imported here, not at the top: markdown-it's import is ~150 ms in Pyodide, and
+            # the page is ready to send without it (the idle warm-up or the first answer
+            # pays it once).
+            from .markdown import MarkdownPolicy, make_markdown
+
+            self._mds[hosts] = make_markdown(MarkdownPolicy(image_hosts=hosts))
         return self._mds[hosts]
 
     # -- events --------------------------------------------------------------------------------
@@ -591,6 +597,8 @@ class App:
         """Pay one-time costs (markdown-it's first parse, pygments' lexer imports: ~50 ms in
         Pyodide) while idle after boot, not in the middle of the first answer's frames."""
         if self.current is None:
+            from .markdown import StreamingMarkdown
+
             StreamingMarkdown(md=self.md_for(frozenset())).feed(
                 "# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n"
             )
