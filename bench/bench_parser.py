@@ -100,6 +100,12 @@ def main(runs: int = 5, quick: bool = False) -> list[str]:
     rows.append("")
     rows.append(f"4 MiB line: time at 64-byte chunks / time at 64 KiB chunks = {ratio:.2f} (cap 3)")
     print(rows[-1])
+    lin = []
+    for mib in (2, 4, 8):
+        chunks = corpus.chunked(corpus.long_line(mib << 20), 64)
+        lin.append(f"{mib} MiB {time_one(run_pysse, chunks, runs) * 1000:.1f} ms")
+    rows.append("one data line at 64-byte chunks (linear time): " + ", ".join(lin))
+    print(rows[-1])
     return rows
 
 
