@@ -33,7 +33,7 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-__all__ = ["RelayConfig", "create_relay_app", "relay_endpoint"]
+__all__ = ["RelayConfig", "create_relay_app", "json_error", "read_json_body", "relay_endpoint"]
 
 ENDPOINTS = {
     "openai-chat": "/chat/completions",
@@ -110,8 +110,33 @@ def guess_format(upstream: str) -> str:
     return "openai-chat"
 
 
-def _error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> Response:
+def json_error(
+    status: int, kind: str, message: str, headers: dict[str, str] | None = None
+) -> Response:
+    """The one error shape both the relay and the demo answer with."""
     return JSONResponse({"error": {"type": kind, "message": message}}, status, headers=headers)
+
+
+async def read_json_body(
+    request: Request, limit: int, headers: dict[str, str] | None = None, allow_empty: bool = False
+) -> tuple[bytes, dict[str, Any]] | Response:
+    """The request body (at most ``limit`` bytes) and its JSON object, or the error to send:
+    413 past the limit (stopping the read there), 400 if it is not a JSON object."""
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        parts.append(part)
+        size += len(part)
+        if size > limit:
+            return json_error(413, "request_too_large", f"request body over {limit} bytes", headers)
+    raw = b"".join(parts)
+    try:
+        obj = json.loads(raw or (b"{}" if allow_empty else b""))
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict):
+        return json_error(400, "invalid_json", "the request body must be a JSON object", headers)
+    return raw, obj
 
 
 def relay_endpoint(
@@ -149,32 +174,21 @@ def relay_endpoint(
     async def endpoint(request: Request) -> Response:
         cors_headers = cors(request)
         if cors_headers is None:
-            return _error(403, "origin_not_allowed", "this origin may not use the relay")
+            return json_error(403, "origin_not_allowed", "this origin may not use the relay")
         if request.method == "OPTIONS":
             return Response(status_code=204, headers=cors_headers)
         if cfg.shared_secret:
             given = request.headers.get("x-relay-secret", "")
             if not hmac.compare_digest(given.encode(), cfg.shared_secret.encode()):
-                return _error(401, "unauthorized", "missing or wrong relay secret", cors_headers)
-        raw = b""
-        async for part in request.stream():
-            raw += part
-            if len(raw) > cfg.max_body:
-                return _error(
-                    413,
-                    "request_too_large",
-                    f"request body over {cfg.max_body} bytes",
-                    cors_headers,
+                return json_error(
+                    401, "unauthorized", "missing or wrong relay secret", cors_headers
                 )
-        try:
-            body = json.loads(raw)
-            assert isinstance(body, dict)
-        except (ValueError, AssertionError):
-            return _error(
-                400, "invalid_json", "the request body must be a JSON object", cors_headers
-            )
+        got = await read_json_body(request, cfg.max_body, cors_headers)
+        if isinstance(got, Response):
+            return got
+        raw, body = got
         if cfg.allowed_models and body.get("model") not in cfg.allowed_models:
-            return _error(
+            return json_error(
                 400,
                 "model_not_allowed",
                 f"model {body.get('model')!r} is not allowed by this relay",
@@ -189,11 +203,11 @@ def relay_endpoint(
         try:
             upstream = await http.send(req, stream=True)
         except httpx.TimeoutException:
-            return _error(
+            return json_error(
                 504, "upstream_timeout", "the upstream did not answer in time", cors_headers
             )
         except httpx.HTTPError as exc:
-            return _error(
+            return json_error(
                 502,
                 "upstream_unreachable",
                 f"could not reach the upstream ({type(exc).__name__})",
@@ -210,7 +224,7 @@ def relay_endpoint(
             extra = dict(cors_headers)
             if "retry-after" in upstream.headers:
                 extra["retry-after"] = upstream.headers["retry-after"]
-            return _error(
+            return json_error(
                 upstream.status_code,
                 "upstream_error",
                 message or detail.strip() or f"upstream answered {upstream.status_code}",

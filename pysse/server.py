@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from . import demo
+from .relay import json_error, read_json_body
 
 mimetypes.add_type("application/wasm", ".wasm")
 mimetypes.add_type("text/javascript", ".mjs")
@@ -48,39 +49,12 @@ class CachedStatic(StaticFiles):
         return resp
 
 
-async def read_json(request: Request, limit: int = MAX_BODY) -> dict[str, Any] | Response:
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return JSONResponse(
-                {
-                    "error": {
-                        "type": "request_too_large",
-                        "message": f"request body over {limit} bytes",
-                    }
-                },
-                413,
-            )
-    try:
-        obj = json.loads(body or b"{}")
-    except ValueError:
-        return JSONResponse(
-            {"error": {"type": "invalid_json", "message": "the request body is not JSON"}}, 400
-        )
-    if not isinstance(obj, dict):
-        return JSONResponse(
-            {"error": {"type": "invalid_json", "message": "the request body must be an object"}},
-            400,
-        )
-    return obj
-
-
 def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
     async def endpoint(request: Request) -> Response:
-        body = await read_json(request)
-        if isinstance(body, Response):
-            return body
+        got = await read_json_body(request, MAX_BODY, allow_empty=True)
+        if isinstance(got, Response):
+            return got
+        _, body = got
         prompt = demo.last_user_text(body)
         try:
             pace = float(request.headers.get("x-demo-pace", default_pace))
@@ -110,7 +84,7 @@ def gemini_endpoint(default_pace: float = 1.0) -> Any:
 
     async def endpoint(request: Request) -> Response:
         if not request.path_params["rest"].endswith(":streamGenerateContent"):
-            return JSONResponse({"error": {"message": "not found"}}, 404)
+            return json_error(404, "not_found", "not found")
         result: Response = await handler(request)
         return result
 
