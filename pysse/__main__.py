@@ -22,7 +22,7 @@ from typing import IO, Any
 from .chat import ChatStream
 from .errors import SSEProtocolError
 from .events import event_to_dict
-from .inspector import compare_chunk_sizes
+from .inspector import compare_chunk_sizes, cut
 from .providers import FORMATS
 from .sse import SSEParser
 
@@ -107,9 +107,8 @@ def cmd_replay(args: argparse.Namespace, out: IO[str]) -> int:
         return 0 if all(r["same"] for r in rows) else 1
     t0 = time.perf_counter()
     cs = ChatStream(args.format)
-    size = args.chunk if args.chunk > 0 else max(len(data), 1)
-    for i in range(0, len(data), size):
-        for e in cs.feed(data[i : i + size]):
+    for piece in cut(data, args.chunk):
+        for e in cs.feed(piece):
             _emit(out, event_to_dict(e))
     for e in cs.close():
         _emit(out, event_to_dict(e))

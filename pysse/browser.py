@@ -19,9 +19,9 @@ import js
 from pyodide.ffi import create_once_callable, create_proxy, to_js
 
 from .chat import ChatStream
-from .events import Finish, Outcome, ProviderError, TextDelta, Usage
+from .events import Finish, Outcome, TextDelta, Usage
 from .frames import FrameScheduler, ScrollFollower
-from .inspector import analyze, compare_chunk_sizes
+from .inspector import analyze, compare_chunk_sizes, cut
 from .payloads import build_body, parse_header_lines, relay_url
 from .providers import FORMATS
 
@@ -73,9 +73,9 @@ class Turn:
         self.format = s["format"]
         self.cs = ChatStream(self.format)
         hosts = frozenset(h.strip() for h in s["image_hosts"].split(",") if h.strip())
-        from .markdown import MarkdownPolicy, StreamingMarkdown  # see App.md_for
+        from .markdown import StreamingMarkdown  # see App.md_for
 
-        self.md = StreamingMarkdown(MarkdownPolicy(image_hosts=hosts), md=app.md_for(hosts))
+        self.md = StreamingMarkdown(md=app.md_for(hosts))
         self.chunks: list[tuple[float, bytes]] = []  # raw bytes + arrival ms, for the inspector
         self.t0 = js.performance.now()
         self.t_first_byte: float | None = None
@@ -164,11 +164,9 @@ class Turn:
                 grew = True
             elif isinstance(ev, Usage):
                 self._show_usage(ev)
-            elif isinstance(ev, Finish):
+            elif isinstance(ev, Finish):  # a ProviderError is always followed by its Finish
                 self._finish(ev)
                 return
-            elif isinstance(ev, ProviderError):
-                pass  # followed by its Finish
         if grew:
             self.sched.request()
 
@@ -349,15 +347,10 @@ class App:
 
     # -- events --------------------------------------------------------------------------------
 
-    def _on(self, el: Any, name: str, fn: Any) -> None:
+    def _on(self, el: Any, name: str, fn: Any, capture: bool = False) -> None:
         proxy = create_proxy(fn)
         self._proxies.append(proxy)  # lives as long as the page
-        el.addEventListener(name, proxy)
-
-    def _on_capture(self, el: Any, name: str, fn: Any) -> None:
-        proxy = create_proxy(fn)
-        self._proxies.append(proxy)
-        el.addEventListener(name, proxy, True)
+        el.addEventListener(name, proxy, capture)
 
     def _bind(self) -> None:
         self._on(self.send_btn, "click", lambda e: self.send_from_prompt())
@@ -371,7 +364,7 @@ class App:
         self._on(self.log, "keydown", self._on_log_key)
         # Growth that is not a render (an allowed image loading, a resize) keeps the bottom
         # in view while following. "load" does not bubble: listen in the capture phase.
-        self._on_capture(self.log, "load", lambda e: self.after_render())
+        self._on(self.log, "load", lambda e: self.after_render(), capture=True)
         self._on(js.window, "resize", lambda e: self.after_render())
         self._on(self.log, "click", self._on_log_click)
         self._on(self.doc, "visibilitychange", self._on_visibility)
@@ -421,18 +414,18 @@ class App:
             if pre is not None:
                 js.navigator.clipboard.writeText(pre.textContent)
                 btn.textContent = "Copied"
-        elif btn.getAttribute("data-role") == "inspect":
-            article = btn.closest("[data-role=assistant]")
-            for turn in self.turns:
-                if turn.el == article:
-                    self.inspector.open(turn)
-                    break
-        elif btn.getAttribute("data-role") == "retry":
-            article = btn.closest("[data-role=assistant]")
-            for turn in self.turns:
-                if turn.el == article:
-                    self.retry(turn)
-                    break
+            return
+        role = btn.getAttribute("data-role")
+        if role not in ("inspect", "retry"):
+            return
+        article = btn.closest("[data-role=assistant]")
+        turn = next((t for t in self.turns if t.el == article), None)
+        if turn is None:
+            return
+        if role == "inspect":
+            self.inspector.open(turn)
+        else:
+            self.retry(turn)
 
     # -- frames and scrolling ------------------------------------------------------------------
 
@@ -581,11 +574,10 @@ class App:
         return turn
 
     async def _play(self, turn: Turn, data: bytes, chunk: int, delay_ms: int) -> None:
-        size = chunk if chunk > 0 else max(len(data), 1)
-        for n, i in enumerate(range(0, len(data), size)):
+        for n, piece in enumerate(cut(data, chunk)):
             if turn.state != "streaming":
                 return
-            turn.feed_bytes(data[i : i + size])
+            turn.feed_bytes(piece)
             if delay_ms:
                 await asyncio.sleep(delay_ms / 1000)
             elif n % 256 == 255:
@@ -896,8 +888,7 @@ def _spawn(coro: Any) -> None:
 def _html_lines(text: str) -> str:
     out = []
     for line in text.split("\n"):
-        bare = line.lstrip("␊")
-        if bare.startswith(":"):
+        if line.startswith(":"):
             out.append(f'<span class="comment">{_esc(line)}</span>')
         else:
             out.append(_esc(line))

@@ -23,6 +23,7 @@ __all__ = [
     "Report",
     "analyze",
     "compare_chunk_sizes",
+    "cut",
     "replay",
     "show_text",
 ]
@@ -111,12 +112,17 @@ def _count_comment(report: Report) -> None:
     report.comments += 1
 
 
+def cut(data: bytes, chunk: int) -> list[bytes]:
+    """``data`` in pieces of ``chunk`` bytes (0: one piece), as a replay feeds it."""
+    size = chunk if chunk > 0 else max(len(data), 1)
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
 def replay(data: bytes, chunk: int, fmt: str = "auto") -> ChatStream:
     """Feed ``data`` ``chunk`` bytes at a time (0: all at once); return the finished stream."""
     cs = ChatStream(fmt)
-    size = chunk if chunk > 0 else max(len(data), 1)
-    for i in range(0, len(data), size):
-        cs.feed(data[i : i + size])
+    for piece in cut(data, chunk):
+        cs.feed(piece)
     cs.close()
     return cs
 

@@ -198,7 +198,6 @@ def _close_inline(s: str) -> str:
     them back when nothing follows them yet."""
     stack: list[tuple[str, int]] = []  # (marker, position)
     i, n = 0, len(s)
-    code_open: str | None = None
     while i < n:
         c = s[i]
         if c == "\\":
@@ -213,8 +212,7 @@ def _close_inline(s: str) -> str:
             while close != -1 and (s[close + len(run) : close + len(run) + 1] == "`"):
                 close = s.find(run, close + len(run) + 1)
             if close == -1:
-                code_open = run if j < n else None
-                if code_open is None:
+                if j == n:
                     return _close_stack(s[:i], stack)  # a bare trailing backtick run: hold it
                 return _close_stack(s + run, stack)  # close the code span first
             i = close + len(run)
