@@ -96,6 +96,16 @@ def ensure_venv(extras: str) -> None:
     os.execve(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]], env)
 
 
+def apt_install(*packages: str) -> bool:
+    """Install Debian packages when we can (root with apt-get); False if we cannot."""
+    if not (shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0):
+        return False
+    log(f"installing Debian's {' '.join(packages)} (apt-get)")
+    run(["apt-get", "update", "-qq"])
+    run(["apt-get", "install", "-y", "-qq", *packages])
+    return True
+
+
 def find_chromium(install: bool = True) -> str:
     """$PYSSE_CHROMIUM, then chromium on PATH; else install Debian's package when root."""
     candidates = [
@@ -107,12 +117,8 @@ def find_chromium(install: bool = True) -> str:
     for c in candidates:
         if c and Path(c).exists():
             return c
-    if install and shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        log("installing Debian's chromium (apt-get)")
-        run(["apt-get", "update", "-qq"])
-        run(["apt-get", "install", "-y", "-qq", "chromium"])
-        if Path("/usr/bin/chromium").exists():
-            return "/usr/bin/chromium"
+    if install and apt_install("chromium") and Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
     raise SystemExit(
         "No Chromium found. Install Debian's package (`sudo apt-get install chromium`) or set "
         "PYSSE_CHROMIUM=/path/to/chromium. (pysse never downloads a browser itself.)"
@@ -123,10 +129,7 @@ def find_node() -> str:
     node = shutil.which("node")
     if node:
         return node
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        log("installing Debian's nodejs and npm (apt-get)")
-        run(["apt-get", "update", "-qq"])
-        run(["apt-get", "install", "-y", "-qq", "nodejs", "npm"])
+    if apt_install("nodejs", "npm"):
         node = shutil.which("node")
         if node:
             return node

@@ -15,23 +15,14 @@ import statistics
 import subprocess
 import sys
 import tarfile
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from . import corpus
+from .live import CHROMIUM_ARGS, LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
 ESP_VERSION = "3.1.1"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def eventsource_parser() -> Path:
@@ -58,27 +49,6 @@ def eventsource_parser() -> Path:
         assert f is not None
         dest.write_bytes(f.read())
     return dest
-
-
-class Server:
-    def __init__(self, site: Path) -> None:
-        import socket
-
-        import uvicorn
-
-        from pysse.server import create_app
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.srv = uvicorn.Server(
-            uvicorn.Config(create_app(site), host="127.0.0.1", port=self.port, log_level="warning")
-        )
-        self.th = threading.Thread(target=self.srv.run, daemon=True)
-        self.th.start()
-        while not self.srv.started:
-            time.sleep(0.02)
 
 
 READY_JS = """() => new Promise((res) => { const t = () => document.body.dataset.ready === '1'
@@ -172,129 +142,133 @@ json.dumps(out)
 def main(runs: int = 5) -> list[str]:
     from playwright.sync_api import sync_playwright
 
+    from pysse.server import create_app
+
     site = Path(os.environ["PYSSE_SITE"])
     bench_dir = site / "bench"
     bench_dir.mkdir(exist_ok=True)
     shutil.copy2(eventsource_parser(), bench_dir / "eventsource-parser.js")
     (bench_dir / "openai.sse").write_bytes(corpus.openai_chat())
     (bench_dir / "anthropic.sse").write_bytes(corpus.anthropic())
-    server = Server(site)
-    rows: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=os.environ.get("PYSSE_CHROMIUM", "/usr/bin/chromium"), args=ARGS
-        )
-        cold, warm, fcp = [], [], []
-        for _ in range(runs):
+    with LiveServer(create_app(site)) as server:
+        rows: list[str] = []
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=os.environ.get("PYSSE_CHROMIUM", "/usr/bin/chromium"),
+                args=CHROMIUM_ARGS,
+            )
+            cold, warm, fcp = [], [], []
+            for _ in range(runs):
+                ctx = browser.new_context()
+                page = ctx.new_page()
+                page.goto(server.url + "/")
+                r = page.evaluate(READY_JS)
+                cold.append(r["ready"])
+                fcp.append(r["fcp"])
+                page.reload()
+                warm.append(page.evaluate(READY_JS)["ready"])
+                ctx.close()
+            rows += [
+                f"| page (headless Chromium, median of {runs}) | ms |",
+                "|---|---:|",
+                f"| first contentful paint (the page's own UI) | {statistics.median(fcp):.0f} |",
+                f"| ready to send, cold cache | {statistics.median(cold):.0f} |",
+                f"| ready to send, warm cache | {statistics.median(warm):.0f} |",
+                "",
+            ]
+            print("\n".join(rows), flush=True)
+
             ctx = browser.new_context()
             page = ctx.new_page()
             page.goto(server.url + "/")
-            r = page.evaluate(READY_JS)
-            cold.append(r["ready"])
-            fcp.append(r["fcp"])
-            page.reload()
-            warm.append(page.evaluate(READY_JS)["ready"])
-            ctx.close()
-        rows += [
-            f"| page (headless Chromium, median of {runs}) | ms |",
-            "|---|---:|",
-            f"| first contentful paint (the page's own UI) | {statistics.median(fcp):.0f} |",
-            f"| ready to send, cold cache | {statistics.median(cold):.0f} |",
-            f"| ready to send, warm cache | {statistics.median(warm):.0f} |",
-            "",
-        ]
-        print("\n".join(rows), flush=True)
-
-        ctx = browser.new_context()
-        page = ctx.new_page()
-        page.goto(server.url + "/")
-        page.evaluate(READY_JS)
-        res: dict[str, Any] = page.evaluate(
-            THROUGHPUT_JS,
-            {
-                "files": ["/bench/openai.sse", "/bench/anthropic.sse"],
-                "sizes": [65536, 1400, 64],
-                "runs": runs,
-            },
-        )
-        t_rows = [
-            "| stream @ chunk | pysse in Pyodide MB/s | eventsource-parser + TextDecoder MB/s "
-            "| pysse / JS |",
-            "|---|---:|---:|---:|",
-        ]
-        for key, v in res.items():
-            if v["nJs"] != v["nPy"]:
-                raise SystemExit(f"event counts differ on {key}: {v}")
-            mb = v["bytes"] / 1e6
-            t_rows.append(
-                f"| {key.removeprefix('/bench/')} | {mb / (v['py'] / 1000):.1f} | "
-                f"{mb / (v['js'] / 1000):.1f} | {v['js'] / v['py']:.2f}x |"
+            page.evaluate(READY_JS)
+            res: dict[str, Any] = page.evaluate(
+                THROUGHPUT_JS,
+                {
+                    "files": ["/bench/openai.sse", "/bench/anthropic.sse"],
+                    "sizes": [65536, 1400, 64],
+                    "runs": runs,
+                },
             )
-        print("\n".join(t_rows), flush=True)
-        rows += [*t_rows, ""]
-        ctx.close()
-
-        ctx = browser.new_context()
-        page = ctx.new_page()
-        page.goto(server.url + "/")
-        page.evaluate(READY_JS)
-        md = json.loads(page.evaluate("(code) => window.pysseRuntime.runPython(code)", MARKDOWN_PY))
-        md_rows = [
-            "| render work in Pyodide | deltas | incremental | naive (1 full render / 50 deltas) |",
-            "|---|---:|---:|---:|",
-        ]
-        for name, (n, inc, nai) in md.items():
-            md_rows.append(f"| {name} | {n} | {inc:.0f} ms | {nai:.0f} ms |")
-        (i1, n1), (i2, n2) = [(v[1], v[2]) for v in md.values()]
-        md_rows += [
-            "",
-            f"doubling the answer costs: incremental {i2 / i1:.2f}x, naive {n2 / n1:.2f}x",
-        ]
-        print("\n".join(md_rows), flush=True)
-        rows += [*md_rows, ""]
-        ctx.close()
-
-        ctx = browser.new_context()
-        page = ctx.new_page()
-        page.add_init_script("""window.__long = []; new PerformanceObserver((l) => {
-            for (const e of l.getEntries()) window.__long.push(e.duration); })
-            .observe({type: 'longtask', buffered: true});
-            window.__frames = 0; (function t(){ window.__frames++; requestAnimationFrame(t); })();""")
-        page.goto(server.url + "/")
-        page.evaluate(READY_JS)
-        # Measure the stream, not the end of boot: wait for the idle warm-up to finish.
-        page.wait_for_selector("body[data-warm='1']", timeout=30_000)
-        page.wait_for_timeout(200)
-        long_rows = ["| /demo long (30 KB) | value |", "|---|---:|"]
-        for _ in range(1):
-            page.evaluate("window.__long = []")
-            f0 = page.evaluate("window.__frames")
-            page.fill("[data-role=prompt]", "/demo long")
-            page.press("[data-role=prompt]", "Enter")
-            page.wait_for_function(
-                "() => { const m = document.querySelector("
-                "'[data-role=assistant]'); return m && m.dataset.state "
-                "!== 'streaming'; }",
-                timeout=120_000,
-            )
-            frames = page.evaluate("window.__frames") - f0
-            long_tasks = page.evaluate("window.__long") or []
-            stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][-1]
-            longest = (
-                f"{max(long_tasks):.0f} ms ({len(long_tasks)} tasks >= 50 ms)"
-                if long_tasks
-                else "none >= 50 ms (Long Tasks API)"
-            )
-            long_rows += [
-                f"| longest main-thread task while streaming | {longest} |",
-                f"| renders / frames elapsed | {stats['renders']} / {frames} |",
-                f"| longest single render | {stats['longest_render_ms']:.1f} ms |",
-                f"| chunks, SSE events | {stats['chunks']}, {stats['sse_events']} |",
+            t_rows = [
+                "| stream @ chunk | pysse in Pyodide MB/s | eventsource-parser + TextDecoder MB/s "
+                "| pysse / JS |",
+                "|---|---:|---:|---:|",
             ]
-        print("\n".join(long_rows), flush=True)
-        rows += long_rows
-        browser.close()
-    server.srv.should_exit = True
+            for key, v in res.items():
+                if v["nJs"] != v["nPy"]:
+                    raise SystemExit(f"event counts differ on {key}: {v}")
+                mb = v["bytes"] / 1e6
+                t_rows.append(
+                    f"| {key.removeprefix('/bench/')} | {mb / (v['py'] / 1000):.1f} | "
+                    f"{mb / (v['js'] / 1000):.1f} | {v['js'] / v['py']:.2f}x |"
+                )
+            print("\n".join(t_rows), flush=True)
+            rows += [*t_rows, ""]
+            ctx.close()
+
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.goto(server.url + "/")
+            page.evaluate(READY_JS)
+            md = json.loads(
+                page.evaluate("(code) => window.pysseRuntime.runPython(code)", MARKDOWN_PY)
+            )
+            md_rows = [
+                "| render work in Pyodide | deltas | incremental | naive (1 full render / 50 deltas) |",
+                "|---|---:|---:|---:|",
+            ]
+            for name, (n, inc, nai) in md.items():
+                md_rows.append(f"| {name} | {n} | {inc:.0f} ms | {nai:.0f} ms |")
+            (i1, n1), (i2, n2) = [(v[1], v[2]) for v in md.values()]
+            md_rows += [
+                "",
+                f"doubling the answer costs: incremental {i2 / i1:.2f}x, naive {n2 / n1:.2f}x",
+            ]
+            print("\n".join(md_rows), flush=True)
+            rows += [*md_rows, ""]
+            ctx.close()
+
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.add_init_script("""window.__long = []; new PerformanceObserver((l) => {
+                for (const e of l.getEntries()) window.__long.push(e.duration); })
+                .observe({type: 'longtask', buffered: true});
+                window.__frames = 0; (function t(){ window.__frames++; requestAnimationFrame(t); })();""")
+            page.goto(server.url + "/")
+            page.evaluate(READY_JS)
+            # Measure the stream, not the end of boot: wait for the idle warm-up to finish.
+            page.wait_for_selector("body[data-warm='1']", timeout=30_000)
+            page.wait_for_timeout(200)
+            long_rows = ["| /demo long (30 KB) | value |", "|---|---:|"]
+            for _ in range(1):
+                page.evaluate("window.__long = []")
+                f0 = page.evaluate("window.__frames")
+                page.fill("[data-role=prompt]", "/demo long")
+                page.press("[data-role=prompt]", "Enter")
+                page.wait_for_function(
+                    "() => { const m = document.querySelector("
+                    "'[data-role=assistant]'); return m && m.dataset.state "
+                    "!== 'streaming'; }",
+                    timeout=120_000,
+                )
+                frames = page.evaluate("window.__frames") - f0
+                long_tasks = page.evaluate("window.__long") or []
+                stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][-1]
+                longest = (
+                    f"{max(long_tasks):.0f} ms ({len(long_tasks)} tasks >= 50 ms)"
+                    if long_tasks
+                    else "none >= 50 ms (Long Tasks API)"
+                )
+                long_rows += [
+                    f"| longest main-thread task while streaming | {longest} |",
+                    f"| renders / frames elapsed | {stats['renders']} / {frames} |",
+                    f"| longest single render | {stats['longest_render_ms']:.1f} ms |",
+                    f"| chunks, SSE events | {stats['chunks']}, {stats['sse_events']} |",
+                ]
+            print("\n".join(long_rows), flush=True)
+            rows += long_rows
+            browser.close()
     return rows
 
 

@@ -21,14 +21,10 @@ import httpx
 
 from pysse import ChatStream
 
+from .live import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 N = 200
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start(code: str, port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
