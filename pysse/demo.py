@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, AnyStr
 
 __all__ = ["COMMANDS", "Plan", "answer_for", "encode", "last_user_text", "plan"]
 
@@ -124,14 +124,18 @@ def answer_for(prompt: str) -> str:
     return RICH_ANSWER
 
 
-def split_deltas(text: str, rnd: random.Random, lo: int = 1, hi: int = 12) -> list[str]:
-    """Cut text into small deltas (code points, never bytes: deltas are strings)."""
+def _cut_randomly(seq: AnyStr, rnd: random.Random, lo: int, hi: int) -> list[AnyStr]:
     out, i = [], 0
-    while i < len(text):
+    while i < len(seq):
         n = rnd.randint(lo, hi)
-        out.append(text[i : i + n])
+        out.append(seq[i : i + n])
         i += n
     return out
+
+
+def split_deltas(text: str, rnd: random.Random, lo: int = 1, hi: int = 12) -> list[str]:
+    """Cut text into small deltas (code points, never bytes: deltas are strings)."""
+    return _cut_randomly(text, rnd, lo, hi)
 
 
 # -- encoders: one per provider format ---------------------------------------------------------
@@ -385,13 +389,7 @@ class Plan:
 
 def _rechunk(events: list[bytes], rnd: random.Random, lo: int, hi: int) -> list[bytes]:
     """Cut the concatenated events at random places, ignoring event boundaries."""
-    data = b"".join(events)
-    out, i = [], 0
-    while i < len(data):
-        n = rnd.randint(lo, hi)
-        out.append(data[i : i + n])
-        i += n
-    return out
+    return _cut_randomly(b"".join(events), rnd, lo, hi)
 
 
 def _json_error(status: int, kind: str, message: str, extra: dict[str, str] | None = None) -> Plan:
