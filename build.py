@@ -5,7 +5,7 @@
                                      build the site and serve it with the demo relay
     python build.py site DIR         write the static site alone (for any static host)
     python build.py test [PYTEST_ARGS...]   lint, type-check and run every test
-    python build.py bench [--quick]  run the benchmarks and print their tables
+    python build.py bench [--only NAME]  run the benchmarks and print their tables
     python build.py fuzz --minutes N run the fuzz targets for N minutes
 
 On first use it makes a virtual environment in ``.venv`` and installs what the command needs
@@ -17,6 +17,7 @@ seconds. Only the standard library is used before the virtual environment exists
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import os
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tarfile
 import venv
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -253,13 +255,51 @@ def build_pysse_wheel() -> Path:
     return sorted(dest.glob("pysse-*.whl"))[0]
 
 
+# Server-side code never runs in the page: the wheel Pyodide loads leaves it out.
+BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/")
+
+
+def browser_wheel(full: Path) -> Path:
+    """``full`` without the server-side packages, its RECORD rewritten to match."""
+    out = full.parent / "browser" / full.name
+    if out.exists():
+        return out
+    out.parent.mkdir(exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    with zipfile.ZipFile(full) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+        record = next(n for n in src.namelist() if n.endswith(".dist-info/RECORD"))
+        rows = []
+        for info in src.infolist():
+            if info.filename.startswith(BROWSER_EXCLUDE) or info.filename == record:
+                continue
+            data = src.read(info)
+            dst.writestr(info, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            rows.append(f"{info.filename},sha256={digest.decode()},{len(data)}")
+        dst.writestr(record, "\n".join([*rows, f"{record},,"]) + "\n")
+    tmp.rename(out)
+    return out
+
+
+def format_options() -> str:
+    """The page's Format menu, from the provider registry (never a hand-kept copy)."""
+    from html import escape
+
+    from pysse.providers import PROVIDERS
+
+    return "\n".join(
+        f'        <option value="{escape(name)}">{escape(p.label)}</option>'
+        for name, p in PROVIDERS.items()
+    )
+
+
 def build_site(out: Path = SITE, relay: str | None = "") -> Path:
     """Lay out the static site: the page, Pyodide, the wheels, and site.json naming them.
 
     Versioned assets live under content-addressed paths (``pyodide/VERSION/``,
     ``wheels/HASH/``) so a server can mark them immutable."""
     pyodide = fetch_pyodide()
-    wheels = [*fetch_browser_wheels(), build_pysse_wheel()]
+    wheels = [*fetch_browser_wheels(), browser_wheel(build_pysse_wheel())]
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(ROOT / "web", tmp)
@@ -286,9 +326,14 @@ def build_site(out: Path = SITE, relay: str | None = "") -> Path:
     links += [f'<link rel="preload" href="{u}" as="fetch" crossorigin>' for u in urls]
     index = tmp / "index.html"
     index.write_text(
-        index.read_text().replace(
+        index.read_text()
+        .replace(
             "<!--preload: build.py writes preload links for the runtime and wheels here-->",
             "\n".join(links),
+        )
+        .replace(
+            "<!--formats: build.py writes one option per provider format (pysse.providers) here-->",
+            format_options(),
         )
     )
     shutil.rmtree(out, ignore_errors=True)

@@ -13,8 +13,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from pysse.demo import _long_answer
-from pysse.markdown import StreamingMarkdown, make_markdown, render
+from pysse.render import StreamingMarkdown, make_markdown, render
+from pysse.server.demo import _long_answer
 
 
 def deltas(text: str, n: int) -> list[str]:

@@ -94,12 +94,12 @@ def pct(xs: list[float], q: float) -> float:
 def main(rounds: int = 3) -> list[str]:
     up_port, relay_port = free_port(), free_port()
     upstream = start(
-        "import uvicorn; from pysse.server import create_app; "
+        "import uvicorn; from pysse.server.app import create_app; "
         f"uvicorn.run(create_app(None, demo_pace=0.3), port={up_port}, log_level='warning')",
         up_port,
     )
     relay = start(
-        "from pysse.relay import main; "
+        "from pysse.server.relay import main; "
         f"main(['--upstream', 'http://127.0.0.1:{up_port}/v1', '--api-key-env', 'BENCH_KEY', "
         f"'--port', '{relay_port}'])",
         relay_port,

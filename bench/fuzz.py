@@ -17,7 +17,7 @@ import tracemalloc
 from pathlib import Path
 
 from pysse import ChatStream, SSEParser, SSEProtocolError
-from pysse.markdown import StreamingMarkdown, render
+from pysse.render import StreamingMarkdown, render
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 SPICE = [

@@ -12,7 +12,7 @@ import atheris
 
 with atheris.instrument_imports():
     from pysse import ChatStream, SSEParser, SSEProtocolError
-    from pysse.markdown import StreamingMarkdown, render
+    from pysse.render import StreamingMarkdown, render
 
 
 def chunks_of(data: bytes, sizes: list[int]) -> list[bytes]:

@@ -8,7 +8,7 @@ Everything here is sans-IO and pure Python; only ``pysse.browser`` touches ``js`
 """
 
 from .chat import ChatStream, aiter_chat, iter_chat
-from .errors import ChatStreamError, PysseError, SSEProtocolError
+from .errors import ChatStreamError, ConfigError, PysseError, SSEProtocolError
 from .events import (
     ChatEvent,
     Finish,
@@ -19,7 +19,7 @@ from .events import (
     ToolCallDelta,
     Usage,
 )
-from .providers import FORMATS
+from .providers import FORMATS, Format
 from .sse import SSEEvent, SSEParser
 
 __all__ = [
@@ -27,7 +27,9 @@ __all__ = [
     "ChatEvent",
     "ChatStream",
     "ChatStreamError",
+    "ConfigError",
     "Finish",
+    "Format",
     "Outcome",
     "ProviderError",
     "PysseError",

@@ -23,7 +23,7 @@ from .events import (
     TextDelta,
     Usage,
 )
-from .providers import ADAPTERS, FORMATS, Adapter, detect_format, error_from_payload
+from .providers import FORMATS, Decoder, Format, detect_format, error_from_payload, get_provider
 from .sse import Bytes, SSEEvent, SSEParser
 
 __all__ = ["ChatStream", "aiter_chat", "iter_chat"]
@@ -43,34 +43,76 @@ class ChatStream:
 
     def __init__(
         self,
-        format: str = "auto",
+        format: Format = "auto",
         *,
         max_line_bytes: int = 1 << 20,
         observer: Observer | None = None,
         on_comment: Callable[[str], object] | None = None,
     ) -> None:
         if format not in FORMATS:
-            raise ChatStreamError(f"unknown format {format!r}; expected one of {FORMATS}")
+            raise ChatStreamError(
+                f"unknown format {format!r}; expected one of {', '.join(FORMATS)}"
+            )
         self.format = format
-        self._adapter: Adapter | None = None if format == "auto" else ADAPTERS[format]()
+        self._adapter: Decoder | None = None
+        self._adapter_name: str | None = None
+        if format != "auto":
+            self._use(format)
         self._parser = SSEParser(max_line_bytes=max_line_bytes, on_comment=on_comment)
         self._observer = observer
         self._parts: list[str] = []
         self._text: str | None = ""
-        self.outcome: Outcome | None = None
-        self.finish_reason: str | None = None
-        self.finish_detail = ""
-        self.usage: Usage | None = None
-        self.error: ProviderError | None = None
-        self.sse_events = 0
-        self.closed = False
+        self._outcome: Outcome | None = None
+        self._finish_reason: str | None = None
+        self._finish_detail = ""
+        self._usage: Usage | None = None
+        self._error: ProviderError | None = None
+        self._sse_events = 0
+
+    # -- state (read-only: only the stream itself decides how an answer ended) ------------------
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """completed / truncated / error / aborted once the answer ended, else None."""
+        return self._outcome
+
+    @property
+    def finish_reason(self) -> str | None:
+        """The provider's own word for why it stopped ("stop", "end_turn", ...), if it said."""
+        return self._finish_reason
+
+    @property
+    def finish_detail(self) -> str:
+        """A sentence for people about how the answer ended (why it is truncated, ...)."""
+        return self._finish_detail
+
+    @property
+    def usage(self) -> Usage | None:
+        """Token counts, merged across every usage report of the stream."""
+        return self._usage
+
+    @property
+    def error(self) -> ProviderError | None:
+        """The error that ended the answer, when its outcome is ``error``."""
+        return self._error
+
+    @property
+    def sse_events(self) -> int:
+        """SSE events handled so far (comments excluded)."""
+        return self._sse_events
+
+    @property
+    def closed(self) -> bool:
+        """True once the answer has ended, whatever the outcome: later ``feed`` calls return
+        ``[]`` and change nothing."""
+        return self._outcome is not None
 
     # -- public API ---------------------------------------------------------------------------
 
     @property
     def detected_format(self) -> str | None:
         """The wire format in use (decided by ``auto`` from the stream), or None if unknown."""
-        return self._adapter.name if self._adapter else None
+        return self._adapter_name
 
     @property
     def text(self) -> str:
@@ -89,11 +131,12 @@ class ChatStream:
         return self.outcome is not None
 
     def feed(self, chunk: Bytes) -> list[ChatEvent]:
-        """Add bytes from the network; return the chat events they completed."""
-        if self.closed:
-            raise ChatStreamError("feed() after close()")
-        if self.outcome is not None:
-            return []  # the answer has ended; later bytes change nothing
+        """Add bytes from the network; return the chat events they completed.
+
+        One rule for late bytes: once the answer has ended (its terminal signal, an error,
+        ``close()``, ``abort()`` or ``fail()``), ``feed`` returns ``[]`` and changes nothing."""
+        if self._outcome is not None:
+            return []
         try:
             sse_events = self._parser.feed(chunk)
         except SSEProtocolError as exc:
@@ -103,44 +146,48 @@ class ChatStream:
             return out
         return self._handle_all(sse_events) if sse_events else []
 
-    def close(self) -> list[ChatEvent]:
-        """The byte stream ended. Returns the final events (a ``Finish`` if none came yet)."""
-        if self.closed:
-            return []
-        self.closed = True
-        if self.outcome is not None:
+    def close(self, broken: BaseException | None = None) -> list[ChatEvent]:
+        """The byte stream ended (``broken``: the transport error that ended it). Returns the
+        final events: a ``Finish`` if the answer had not ended yet, always ``truncated``."""
+        if self._outcome is not None:
             return []
         with contextlib.suppress(SSEProtocolError):
             self._parser.close()
-        if self._parser.bytes_fed == 0:
+        if broken is not None:
+            reason = f"{type(broken).__name__}: {broken}" if str(broken) else type(broken).__name__
+            detail = f"truncated: the connection broke ({reason})"
+        elif self._parser.bytes_fed == 0:
             detail = "truncated: the response body was empty"
         elif self._adapter is None:
             detail = "truncated: the stream ended before any recognisable event"
         else:
             detail = f"truncated: the connection closed before {self._adapter.terminal_signal}"
-        return [self._finish(Finish(Outcome.TRUNCATED, self.finish_reason, detail))]
+        return [self._finish(Finish(Outcome.TRUNCATED, self._finish_reason, detail))]
 
     def abort(self, detail: str = "stopped by the user") -> list[ChatEvent]:
         """The user pressed Stop: the answer ends as ``aborted``, its text kept."""
-        if self.outcome is not None:
+        if self._outcome is not None:
             return []
-        self.closed = True
-        return [self._finish(Finish(Outcome.ABORTED, self.finish_reason, detail))]
+        return [self._finish(Finish(Outcome.ABORTED, self._finish_reason, detail))]
 
     def fail(self, kind: str, message: str, status: int | None = None) -> list[ChatEvent]:
         """End the answer with an error that came from outside the byte stream (a timeout,
         a network error); the text so far is kept."""
-        if self.outcome is not None:
+        if self._outcome is not None:
             return []
-        self.closed = True
         return self._end_with_error(ProviderError(kind, message, status))
 
     # -- internals ----------------------------------------------------------------------------
 
+    def _use(self, name: str) -> Decoder:
+        self._adapter = get_provider(name).decoder()
+        self._adapter_name = name
+        return self._adapter
+
     def _handle_all(self, sse_events: list[SSEEvent]) -> list[ChatEvent]:
         out: list[ChatEvent] = []
         for ev in sse_events:
-            if self.outcome is not None:
+            if self._outcome is not None:
                 break
             got = self._handle(ev)
             if self._observer is not None:
@@ -149,7 +196,7 @@ class ChatStream:
         return out
 
     def _handle(self, ev: SSEEvent) -> list[ChatEvent]:
-        self.sse_events += 1
+        self._sse_events += 1
         data = ev.data
         obj: dict[str, Any] | None
         try:
@@ -161,7 +208,7 @@ class ChatStream:
         if adapter is None:
             name = detect_format(ev, obj)
             if name is not None:
-                adapter = self._adapter = ADAPTERS[name]()
+                adapter = self._use(name)
         if obj is None:
             special = adapter.handle_non_json(ev) if adapter is not None else None
             if special is not None:
@@ -190,8 +237,8 @@ class ChatStream:
                 self._parts.append(e.text)
                 self._text = None
             elif isinstance(e, Usage):
-                prev = self.usage
-                self.usage = Usage(
+                prev = self._usage
+                self._usage = Usage(
                     e.input_tokens
                     if e.input_tokens is not None
                     else (prev.input_tokens if prev else None),
@@ -208,25 +255,35 @@ class ChatStream:
         return out
 
     def _end_with_error(self, err: ProviderError) -> list[ChatEvent]:
-        self.error = err
-        return [err, self._finish(Finish(Outcome.ERROR, self.finish_reason, err.message))]
+        self._error = err
+        return [err, self._finish(Finish(Outcome.ERROR, self._finish_reason, err.message))]
 
     def _finish(self, fin: Finish) -> Finish:
         if fin.reason is None and self._adapter is not None and self._adapter.reason:
             fin = Finish(fin.outcome, self._adapter.reason, fin.detail)
-        self.outcome = fin.outcome
+        self._outcome = fin.outcome
         if fin.reason is not None:
-            self.finish_reason = fin.reason
-        self.finish_detail = fin.detail
+            self._finish_reason = fin.reason
+        self._finish_detail = fin.detail
         return fin
 
 
-def iter_chat(chunks: Iterable[Bytes], format: str = "auto") -> Iterator[ChatEvent]:
+def iter_chat(chunks: Iterable[Bytes], format: Format = "auto") -> Iterator[ChatEvent]:
     """Chat events from any iterable of byte chunks (``httpx.Response.iter_bytes()``...).
 
-    Always ends with exactly one ``Finish``: a broken iteration is reported as truncated."""
+    Always ends with exactly one ``Finish``. An exception raised by ``chunks`` (a transport
+    error such as ``httpx.ReadError``) ends the answer as ``truncated``, naming the exception
+    in ``Finish.detail``; it is not re-raised, so the text that arrived is never lost to it."""
     cs = ChatStream(format)
-    for chunk in chunks:
+    it = iter(chunks)
+    while True:
+        try:
+            chunk = next(it)
+        except StopIteration:
+            break
+        except Exception as exc:
+            yield from cs.close(broken=exc)
+            return
         yield from cs.feed(chunk)
         if cs.done:
             return
@@ -234,11 +291,21 @@ def iter_chat(chunks: Iterable[Bytes], format: str = "auto") -> Iterator[ChatEve
 
 
 async def aiter_chat(
-    chunks: AsyncIterable[Bytes], format: str = "auto"
+    chunks: AsyncIterable[Bytes], format: Format = "auto"
 ) -> AsyncIterator[ChatEvent]:
-    """``iter_chat`` for async iterators (httpx ``aiter_bytes()``, aiohttp ``iter_chunked()``)."""
+    """``iter_chat`` for async iterators (httpx ``aiter_bytes()``, aiohttp ``iter_chunked()``),
+    with the same rules: exactly one ``Finish``; a transport exception ends it ``truncated``."""
     cs = ChatStream(format)
-    async for chunk in chunks:
+    it = aiter(chunks)
+    while True:
+        try:
+            chunk = await anext(it)
+        except StopAsyncIteration:
+            break
+        except Exception as exc:
+            for ev in cs.close(broken=exc):
+                yield ev
+            return
         for ev in cs.feed(chunk):
             yield ev
         if cs.done:

@@ -3,7 +3,11 @@
     PysseError
     ├── SSEProtocolError       bytes that are not a usable event stream (line too long,
     │                          invalid UTF-8 in strict mode, feeding a closed parser)
-    └── ChatStreamError        misuse of a ChatStream (unknown format, feeding after close)
+    ├── ChatStreamError        a ChatStream asked for something it cannot do (unknown format)
+    └── ConfigError            a setting that cannot work (a relay's missing key variable,
+                               an unknown format); the message says what to change
+
+``ChatStreamError`` and ``ConfigError`` are also ``ValueError``s.
 
 Provider-side failures (an ``error`` event, a malformed JSON payload) are *not* exceptions:
 they are data, reported as a ``ProviderError`` event and ``ChatStream.outcome == "error"``,
@@ -39,5 +43,9 @@ class SSEProtocolError(PysseError, ValueError):
         self.events: list[SSEEvent] = list(events or [])
 
 
-class ChatStreamError(PysseError):
-    """A ChatStream was used in a way it does not support (unknown format, feed after close)."""
+class ChatStreamError(PysseError, ValueError):
+    """A ChatStream was asked for something it does not support (an unknown format)."""
+
+
+class ConfigError(PysseError, ValueError):
+    """A configuration that cannot work; the message names the setting and the fix."""

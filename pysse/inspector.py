@@ -15,6 +15,7 @@ from typing import Any
 
 from .chat import ChatStream
 from .events import ChatEvent, TextDelta, event_to_dict
+from .providers import Format
 from .sse import SSEEvent
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "cut",
     "replay",
     "show_text",
+    "timing_summary",
 ]
 
 _VISIBLE = {"\r": "␍", "\n": "␊\n", "\t": "␉", "\x00": "␀"}
@@ -68,7 +70,7 @@ class Report:
     format: str | None = None
 
 
-def analyze(chunks: list[tuple[float, bytes]], fmt: str = "auto") -> Report:
+def analyze(chunks: list[tuple[float, bytes]], fmt: Format = "auto") -> Report:
     """Replay a recording through a fresh ChatStream, keeping every intermediate step."""
     report = Report()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -81,9 +83,7 @@ def analyze(chunks: list[tuple[float, bytes]], fmt: str = "auto") -> Report:
 
     cs = ChatStream(fmt, observer=observe, on_comment=lambda _c: _count_comment(report))
     first_text: float | None = None
-    total = 0
     for i, (t, data) in enumerate(chunks):
-        total += len(data)
         text = decoder.decode(data)
         invalid = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
         report.chunks.append(ChunkRow(i, t, len(data), show_text(text), max(invalid, 0)))
@@ -91,21 +91,31 @@ def analyze(chunks: list[tuple[float, bytes]], fmt: str = "auto") -> Report:
         if first_text is None and any(isinstance(e, TextDelta) for e in events):
             first_text = t
     cs.close()
-    last = chunks[-1][0] if chunks else 0.0
-    report.timing = {
-        "ttfb_ms": chunks[0][0] if chunks else None,
-        "ttft_ms": first_text,
-        "total_ms": last,
-        "bytes": total,
-        "chunks": len(chunks),
-        "sse_events": cs.sse_events,
-        "events_per_s": (cs.sse_events / (last / 1000)) if last > 0 else None,
-    }
+    report.timing = timing_summary(chunks, first_text, chunks[-1][0] if chunks else 0.0, cs)
     report.outcome = str(cs.outcome)
     report.detail = cs.finish_detail or (cs.error.message if cs.error else "")
     report.text = cs.text
     report.format = cs.detected_format
     return report
+
+
+def timing_summary(
+    chunks: list[tuple[float, bytes]],
+    first_text_ms: float | None,
+    total_ms: float,
+    cs: ChatStream,
+) -> dict[str, Any]:
+    """The one timing summary (the inspector, the page's stats, the CLI): time to first byte
+    and first text, total, bytes, chunks, SSE events and their rate."""
+    return {
+        "ttfb_ms": chunks[0][0] if chunks else None,
+        "ttft_ms": first_text_ms,
+        "total_ms": total_ms,
+        "bytes": sum(len(c) for _, c in chunks),
+        "chunks": len(chunks),
+        "sse_events": cs.sse_events,
+        "events_per_s": (cs.sse_events / (total_ms / 1000)) if total_ms > 0 else None,
+    }
 
 
 def _count_comment(report: Report) -> None:
@@ -118,7 +128,7 @@ def cut(data: bytes, chunk: int) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
 
 
-def replay(data: bytes, chunk: int, fmt: str = "auto") -> ChatStream:
+def replay(data: bytes, chunk: int, fmt: Format = "auto") -> ChatStream:
     """Feed ``data`` ``chunk`` bytes at a time (0: all at once); return the finished stream."""
     cs = ChatStream(fmt)
     for piece in cut(data, chunk):
@@ -128,7 +138,7 @@ def replay(data: bytes, chunk: int, fmt: str = "auto") -> ChatStream:
 
 
 def compare_chunk_sizes(
-    data: bytes, sizes: tuple[int, ...] = (0, 1000, 60, 20, 1), fmt: str = "auto"
+    data: bytes, sizes: tuple[int, ...] = (0, 1000, 60, 20, 1), fmt: Format = "auto"
 ) -> list[dict[str, Any]]:
     """Replay at each size and say whether text and outcome match the whole-buffer replay,
     and where the text first differs if not (a parser that depends on chunking)."""

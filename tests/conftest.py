@@ -55,7 +55,7 @@ def site() -> Path:
 
 @pytest.fixture(scope="session")
 def server(site: Path) -> Iterator[LiveServer]:
-    from pysse.server import create_app
+    from pysse.server.app import create_app
 
     with LiveServer(create_app(site)) as live:
         yield live

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pysse import ChatStream
-from pysse.demo import RICH_ANSWER, XSS_ANSWER
-from pysse.markdown import render
+from pysse.render import render
+from pysse.server.demo import RICH_ANSWER, XSS_ANSWER
 
 pytestmark = pytest.mark.browser
 
@@ -42,7 +42,7 @@ def test_streams_each_format_to_done(make_page: Any, fmt: str) -> None:
     page = p.open()
     p.send("hello")
     msg = p.wait_done()
-    assert msg.get_attribute("data-state") == "done"
+    assert msg.get_attribute("data-state") == "completed"
     assert msg.get_attribute("data-text") == RICH_ANSWER
     assert shown_html(msg) == normalized(page, render(RICH_ANSWER))
     assert "tokens" in msg.inner_text()
@@ -93,8 +93,8 @@ def test_message_sent_before_python_is_ready_goes_out(make_page: Any) -> None:
         ("/demo html", "error", "not text/event-stream"),
         ("/demo error", "error", "The server had an error (demo)."),
         ("/demo malformed", "error", "not JSON"),
-        ("/demo bytes", "done", "Done"),
-        ("/demo burst", "done", "Done"),
+        ("/demo bytes", "completed", "Done"),
+        ("/demo burst", "completed", "Done"),
     ],
 )
 def test_demo_failures_show_state_and_keep_text(
@@ -115,9 +115,9 @@ def test_demo_failures_show_state_and_keep_text(
     assert text == cs.text
     if command in ("/demo drop", "/demo error", "/demo malformed"):
         assert text and RICH_ANSWER.startswith(text) and text != RICH_ANSWER
-    if state == "done":
+    if state == "completed":
         assert text == RICH_ANSWER
-    if state != "done":
+    if state != "completed":
         assert not msg.query_selector("[data-role=retry]").is_hidden()
     # The page is still usable afterwards.
     p.send("/demo echo still here")
@@ -145,7 +145,7 @@ def test_stop_mid_answer_keeps_partial_text(make_page: Any) -> None:
     )
     page.click("[data-role=stop]")
     msg = p.wait_done()
-    assert msg.get_attribute("data-state") == "stopped"
+    assert msg.get_attribute("data-state") == "aborted"
     text = msg.get_attribute("data-text") or ""
     assert len(text) > 5 and RICH_ANSWER.startswith(text)
     assert page.is_disabled("[data-role=stop]")
@@ -159,7 +159,7 @@ def test_stop_at_first_byte_then_send_again(make_page: Any) -> None:
     p.send("hello")
     page.click("[data-role=stop]")
     msg = p.wait_done(0)
-    assert msg.get_attribute("data-state") == "stopped"
+    assert msg.get_attribute("data-state") == "aborted"
     assert msg.get_attribute("data-text") == ""
     p.send("/demo echo again")
     assert p.wait_done(1).get_attribute("data-text") == "again"
@@ -263,7 +263,7 @@ def test_hidden_tab_keeps_reading_and_finishes(make_page: Any) -> None:
         document.dispatchEvent(new Event('visibilitychange')); }""")
     p.send("hello")
     msg = p.wait_done()
-    assert msg.get_attribute("data-state") == "done"
+    assert msg.get_attribute("data-state") == "completed"
     assert int(msg.get_attribute("data-renders") or 0) <= 2  # no frames while hidden
     assert shown_html(msg) == normalized(page, render(RICH_ANSWER))
 

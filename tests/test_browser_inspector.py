@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pysse import demo
+from pysse.server import demo
 
 pytestmark = pytest.mark.browser
 
@@ -91,7 +91,7 @@ def test_save_gives_the_exact_bytes_and_replay_matches_at_1_and_1000(
         )
         replayed = p.wait_done()
         assert replayed.get_attribute("data-replay") == "1"
-        assert replayed.get_attribute("data-state") == "done"
+        assert replayed.get_attribute("data-state") == "completed"
         assert replayed.get_attribute("data-text") == original
         assert "identical text at every chunk size" in page.inner_text("[data-role=insp-body]")
         page.set_input_files("[data-role=replay-file]", [])

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import LiveServer, Page
-from pysse.server import create_app
+from pysse.server.app import create_app
 from test_relay import DELTAS, KEY, Upstream
 
 pytestmark = pytest.mark.browser
@@ -40,7 +40,7 @@ def test_page_streams_through_the_relay_and_stop_cancels_upstream(
         page = p.open()
         p.send("hi")
         msg = p.wait_done()
-        assert msg.get_attribute("data-state") == "done"
+        assert msg.get_attribute("data-state") == "completed"
         assert msg.get_attribute("data-text") == "".join(DELTAS)
         assert up.headers[0]["authorization"] == f"Bearer {KEY}"
         assert msg.get_attribute("data-url").endswith("/relay")
@@ -55,7 +55,7 @@ def test_page_streams_through_the_relay_and_stop_cancels_upstream(
         )
         page.wait_for_timeout(500)
         page.click("[data-role=stop]")
-        assert p.wait_done(1).get_attribute("data-state") == "stopped"
+        assert p.wait_done(1).get_attribute("data-state") == "aborted"
         assert up.cancelled.wait(5), "the upstream kept generating after Stop"
         assert p.errors == []
     finally:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pysse.frames import FrameScheduler, ScrollFollower
-from pysse.payloads import build_body, parse_header_lines, relay_url
+from pysse.page.request import build_body, parse_header_lines, relay_url
+from pysse.render.frames import FrameScheduler, ScrollFollower
 
 
 class FakeFrames:

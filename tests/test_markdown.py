@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pysse.demo import RICH_ANSWER, XSS_ANSWER, _long_answer
-from pysse.markdown import MarkdownPolicy, StreamingMarkdown, hold_back, render
+from pysse.render import MarkdownPolicy, StreamingMarkdown, hold_back, render
+from pysse.server.demo import RICH_ANSWER, XSS_ANSWER, _long_answer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ANSWERS = {

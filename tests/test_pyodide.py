@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from fixtures_util import load_fixtures
-from pysse.demo import RICH_ANSWER
+from pysse.server.demo import RICH_ANSWER
 
 pytestmark = pytest.mark.pyodide
 
 CHECK = r"""
 import json, sys
 from pysse import ChatStream, SSEParser
-from pysse.markdown import StreamingMarkdown
+from pysse.render import StreamingMarkdown
 data = json.loads(INPUT)
 out = {"python": sys.version.split()[0], "fixtures": {}}
 for name, hexbody in data["fixtures"].items():

@@ -19,14 +19,15 @@ from starlette.routing import Route
 
 from conftest import LiveServer
 from pysse import ChatStream
-from pysse.demo import encode, split_deltas
-from pysse.relay import RelayConfig, create_relay_app
+from pysse.providers import PROVIDERS, encode_answer
+from pysse.server.demo import split_deltas
+from pysse.server.relay import RelayConfig, create_relay_app
 
 KEY = "sk-test-SECRET-0123456789"
 DELTAS = split_deltas(
     "Hello from the fake upstream — 東京 🙂 " * 20, __import__("random").Random(3)
 )
-EVENTS = encode("openai-chat", DELTAS)
+EVENTS = encode_answer(PROVIDERS["openai-chat"], DELTAS)
 
 
 class Upstream:

@@ -1,6 +1,37 @@
 // The network half of the bridge: fetch() + a ReadableStream read loop that hands every chunk
 // to Python synchronously (sink.on_chunk), with first-byte and idle timeouts and Stop through
 // an AbortController. Python (pysse.browser) owns everything else.
+const ERROR_BODY_MAX = 8192;
+
+// Up to `max` bytes of a response body as text (UTF-8, invalid bytes replaced); "" if the body
+// cannot be read (aborted, network error). Never reads an endless body to its end.
+async function readSome(resp, max) {
+  if (!resp.body) return "";
+  const reader = resp.body.getReader();
+  const parts = [];
+  let size = 0;
+  try {
+    while (size < max) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      size += value.length;
+    }
+  } catch (e) {
+    /* unreadable or aborted: keep what arrived */
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const all = new Uint8Array(Math.min(size, max));
+  let at = 0;
+  for (const p of parts) {
+    const take = Math.min(p.length, all.length - at);
+    all.set(p.subarray(0, take), at);
+    at += take;
+  }
+  return new TextDecoder().decode(all);
+}
+
 export function start(url, headers, body, sink, firstByteMs, idleMs) {
   const ctl = new AbortController();
   let timer = 0;
@@ -29,22 +60,21 @@ export function start(url, headers, body, sink, firstByteMs, idleMs) {
       }
       const ct = resp.headers.get("content-type") || "";
       if (!resp.ok || !ct.toLowerCase().startsWith("text/event-stream")) {
+        // The first-byte timer stays armed while the error body is read: a body that stalls
+        // must not leave the answer "streaming" forever. At most ERROR_BODY_MAX bytes are read.
+        const text = await readSome(resp, ERROR_BODY_MAX);
         clearTimeout(timer);
-        let text = "";
-        try { text = (await resp.text()).slice(0, 4000); } catch (e) { /* body unreadable */ }
-        if (!resp.ok) call("on_http_error", resp.status, resp.headers.get("retry-after"), ct, text);
+        if (timedOut) call("on_timeout", timedOut, firstByteMs / 1000);
+        else if (!resp.ok) call("on_http_error", resp.status, resp.headers.get("retry-after"), ct, text);
         else call("on_wrong_type", resp.status, ct, text);
         return;
       }
-      call("on_open", resp.status, ct);
       const reader = resp.body.getReader();
-      let first = true;
       try {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          arm(idleMs, first ? "idle" : "idle");
-          first = false;
+          arm(idleMs, "idle");
           call("on_chunk", value);
         }
         clearTimeout(timer);

@@ -1,8 +1,9 @@
 """The reference relay: keeps the provider API key server-side and streams the upstream's
 bytes straight back, unbuffered and unchanged.
 
-    python -m pysse.relay --upstream https://api.openai.com/v1 --api-key-env OPENAI_API_KEY \\
-        [--format openai-chat] [--allow-origin https://chat.example] [--port 8787]
+    python -m pysse.server.relay --upstream https://api.openai.com/v1 \\
+        --api-key-env OPENAI_API_KEY [--format openai-chat] \\
+        [--allow-origin https://chat.example] [--port 8787]
 
 What it guarantees, and why:
 
@@ -30,17 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..errors import ConfigError
+from ..providers import PROVIDERS, Provider, error_message, get_provider
 
 __all__ = ["RelayConfig", "create_relay_app", "json_error", "read_json_body", "relay_endpoint"]
-
-ENDPOINTS = {
-    "openai-chat": "/chat/completions",
-    "openai-responses": "/responses",
-    "anthropic": "/messages",
-    "gemini": "/models/{model}:streamGenerateContent?alt=sse",
-}
 
 
 @dataclass
@@ -69,7 +68,10 @@ class RelayConfig:
     ) -> RelayConfig:
         key = os.environ.get(api_key_env) if api_key_env else None
         if api_key_env and not key:
-            raise SystemExit(f"the environment variable {api_key_env} is not set")
+            raise ConfigError(
+                f"the environment variable {api_key_env} is not set: export it with the "
+                "upstream's API key, or leave out --api-key-env for a keyless upstream"
+            )
         return cls(
             upstream=upstream.rstrip("/"),
             format=fmt or guess_format(upstream),
@@ -78,25 +80,17 @@ class RelayConfig:
             **kw,
         )
 
+    @property
+    def provider(self) -> Provider:
+        return get_provider(self.format)
+
     def url_for(self, body: dict[str, Any]) -> str:
         """The upstream URL: used as given if it already names an endpoint, else the
         format's endpoint is appended to it (``.../v1`` + ``/chat/completions``)."""
-        path = ENDPOINTS[self.format]
-        if self.format == "gemini":
-            if ":streamGenerateContent" in self.upstream:
-                return self.upstream
-            model = str(body.get("model") or "gemini-2.5-flash")
-            return self.upstream + path.format(model=model)
-        return self.upstream if self.upstream.endswith(path) else self.upstream + path
+        return self.provider.upstream_url(self.upstream, str(body.get("model") or ""))
 
     def auth_headers(self) -> dict[str, str]:
-        if not self.api_key:
-            return {}
-        if self.format == "anthropic":
-            return {"x-api-key": self.api_key, "anthropic-version": "2023-06-01"}
-        if self.format == "gemini":
-            return {"x-goog-api-key": self.api_key}
-        return {"authorization": f"Bearer {self.api_key}"}
+        return self.provider.auth_headers(self.api_key) if self.api_key else {}
 
 
 def guess_format(upstream: str) -> str:
@@ -216,18 +210,14 @@ def relay_endpoint(
         if upstream.status_code != 200:
             detail = (await upstream.aread())[:4000].decode("utf-8", "replace")
             await upstream.aclose()
-            try:
-                err = json.loads(detail).get("error", {})
-                message = err.get("message") if isinstance(err, dict) else str(err)
-            except (ValueError, AttributeError):
-                message = None
+            message = error_message(detail, 4000)
             extra = dict(cors_headers)
             if "retry-after" in upstream.headers:
                 extra["retry-after"] = upstream.headers["retry-after"]
             return json_error(
                 upstream.status_code,
                 "upstream_error",
-                message or detail.strip() or f"upstream answered {upstream.status_code}",
+                message or f"upstream answered {upstream.status_code}",
                 extra,
             )
 
@@ -256,10 +246,7 @@ def relay_endpoint(
     return endpoint
 
 
-def create_relay_app(cfg: RelayConfig, client: httpx.AsyncClient | None = None) -> Any:
-    from starlette.applications import Starlette
-    from starlette.routing import Route
-
+def create_relay_app(cfg: RelayConfig, client: httpx.AsyncClient | None = None) -> Starlette:
     return Starlette(
         routes=[
             Route("/", relay_endpoint(cfg, client), methods=["POST", "OPTIONS"]),
@@ -269,10 +256,12 @@ def create_relay_app(cfg: RelayConfig, client: httpx.AsyncClient | None = None) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pysse.relay", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m pysse.server.relay", description=(__doc__ or "").split("\n\n")[0]
+    )
     ap.add_argument("--upstream", required=True)
     ap.add_argument("--api-key-env", required=True)
-    ap.add_argument("--format", choices=list(ENDPOINTS), default=None)
+    ap.add_argument("--format", choices=list(PROVIDERS), default=None)
     ap.add_argument("--allow-origin", action="append", default=[])
     ap.add_argument("--allow-model", action="append", default=[])
     ap.add_argument("--secret-env", help="env var with a shared secret the page must send")
@@ -280,15 +269,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8787)
     args = ap.parse_args(argv)
-    cfg = RelayConfig.from_args(
-        args.upstream,
-        args.api_key_env,
-        args.format,
-        args.allow_origin,
-        allowed_models=args.allow_model,
-        max_body=args.max_body,
-        shared_secret=os.environ.get(args.secret_env) if args.secret_env else None,
-    )
+    try:
+        cfg = RelayConfig.from_args(
+            args.upstream,
+            args.api_key_env,
+            args.format,
+            args.allow_origin,
+            allowed_models=args.allow_model,
+            max_body=args.max_body,
+            shared_secret=os.environ.get(args.secret_env) if args.secret_env else None,
+        )
+    except ConfigError as exc:
+        ap.error(str(exc))
     import uvicorn
 
     print(

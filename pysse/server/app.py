@@ -1,8 +1,7 @@
 """The ASGI side (Starlette): the static chat page, the built-in demo relay, and optionally a
 real relay to an upstream provider (``pysse.relay``).
 
-Not part of the browser package's import graph: only ``build.py serve``, ``python -m
-pysse.relay`` and the tests import it, and it needs the ``serve`` extra.
+Server-side only: not in the wheel the page loads, and it needs the ``serve`` extra.
 """
 
 from __future__ import annotations
@@ -21,19 +20,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from ..providers import PROVIDERS
 from . import demo
-from .relay import json_error, read_json_body
+from .relay import RelayConfig, json_error, read_json_body, relay_endpoint
 
 mimetypes.add_type("application/wasm", ".wasm")
 mimetypes.add_type("text/javascript", ".mjs")
 
 MAX_BODY = 1 << 20
-DEMO_PATHS = {
-    "openai-chat": "/v1/chat/completions",
-    "openai-responses": "/v1/responses",
-    "anthropic": "/v1/messages",
-    "gemini": "/v1beta/models/demo:streamGenerateContent?alt=sse",
-}
+DEMO_PATHS = {name: p.demo_path for name, p in PROVIDERS.items()}
 
 
 class CachedStatic(StaticFiles):
@@ -78,12 +73,26 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
     return endpoint
 
 
-def gemini_endpoint(default_pace: float = 1.0) -> Any:
-    """Gemini's path puts the model and the method in one segment: ``{model}:method``."""
-    handler = demo_endpoint("gemini", default_pace)
+def demo_routes(demo_pace: float = 1.0) -> list[Route]:
+    """The demo relay at each format's usual path (from the provider registry). Where the model
+    is part of the path (Gemini's ``models/{model}:method``), any model name is accepted."""
+    routes = []
+    for name, provider in PROVIDERS.items():
+        path = provider.demo_path.split("?", 1)[0]
+        handler = demo_endpoint(name, demo_pace)
+        if provider.model_in_path:
+            prefix, method = path.rsplit("/", 1)[0], ":" + path.rsplit(":", 1)[1]
+            routes.append(
+                Route(prefix + "/{rest:path}", _method_suffix(handler, method), methods=["POST"])
+            )
+        else:
+            routes.append(Route(path, handler, methods=["POST"]))
+    return routes
 
+
+def _method_suffix(handler: Any, method: str) -> Any:
     async def endpoint(request: Request) -> Response:
-        if not request.path_params["rest"].endswith(":streamGenerateContent"):
+        if not request.path_params["rest"].endswith(method):
             return json_error(404, "not_found", "not found")
         result: Response = await handler(request)
         return result
@@ -102,16 +111,9 @@ def create_app(
 ) -> Starlette:
     """The page at ``/``, the demo relay at the providers' usual paths, and (with
     ``upstream``) a real relay at ``/relay``."""
-    routes: list[Any] = [
-        Route("/v1/chat/completions", demo_endpoint("openai-chat", demo_pace), methods=["POST"]),
-        Route("/v1/responses", demo_endpoint("openai-responses", demo_pace), methods=["POST"]),
-        Route("/v1/messages", demo_endpoint("anthropic", demo_pace), methods=["POST"]),
-        Route("/v1beta/models/{rest:path}", gemini_endpoint(demo_pace), methods=["POST"]),
-    ]
+    routes: list[Any] = demo_routes(demo_pace)
     relay_cfg: dict[str, Any] = {}
     if upstream:
-        from .relay import RelayConfig, relay_endpoint
-
         cfg = RelayConfig.from_args(upstream, api_key_env, upstream_format, allow_origins or [])
         routes.append(Route("/relay", relay_endpoint(cfg), methods=["POST", "OPTIONS"]))
         relay_cfg = {"relay": "/relay", "format": cfg.format}

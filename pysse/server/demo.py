@@ -1,6 +1,6 @@
-"""The demo model: canned markdown answers, encoded in any of the four provider formats, plus
-"break it on purpose" scenarios. Pure and deterministic (a seed per request); the ASGI side
-in ``pysse.server`` only paces the bytes out.
+"""The demo model: canned markdown answers, encoded in any provider format (each format's own
+encoder, ``pysse.providers``), plus "break it on purpose" scenarios. Pure and deterministic (a
+seed per request); the ASGI side in ``pysse.server.app`` only paces the bytes out.
 
 A scenario is a ``Plan``: an HTTP status, headers, and a list of ``(delay_seconds, bytes)``
 writes. The writes are cut at boundaries that do not line up with events, as a real network
@@ -14,7 +14,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, AnyStr
 
-__all__ = ["COMMANDS", "Plan", "answer_for", "encode", "last_user_text", "plan"]
+from ..providers import encode_answer, get_provider
+
+__all__ = ["COMMANDS", "Plan", "answer_for", "last_user_text", "plan"]
 
 COMMANDS = {
     "help": "list these commands",
@@ -138,244 +140,6 @@ def split_deltas(text: str, rnd: random.Random, lo: int = 1, hi: int = 12) -> li
     return _cut_randomly(text, rnd, lo, hi)
 
 
-# -- encoders: one per provider format ---------------------------------------------------------
-
-
-def _chat_chunk(fields: dict[str, Any]) -> bytes:
-    """One OpenAI Chat Completions chunk event."""
-    base = {"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": "demo"}
-    return _sse({**base, **fields})
-
-
-def _sse(data: Any, event: str | None = None, eol: str = "\n") -> bytes:
-    body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    head = f"event: {event}{eol}" if event else ""
-    return f"{head}data: {body}{eol}{eol}".encode()
-
-
-def encode(
-    fmt: str,
-    deltas: list[str],
-    *,
-    error_at: int | None = None,
-    malformed_at: int | None = None,
-    terminal: bool = True,
-) -> list[bytes]:
-    """The events of a streamed answer in ``fmt``, one bytes object per event.
-
-    ``error_at``/``malformed_at``: after that many deltas, a provider error event / a payload
-    that is not JSON, and nothing more. ``terminal=False`` leaves the terminal signal out."""
-    out_tokens = max(1, sum(len(d) for d in deltas) // 4)
-    ev: list[bytes] = []
-    eol = "\r\n" if fmt == "gemini" else "\n"
-
-    def err_event() -> bytes:
-        if fmt == "anthropic":
-            return _sse(
-                {
-                    "type": "error",
-                    "error": {"type": "overloaded_error", "message": "Overloaded (demo)"},
-                },
-                "error",
-            )
-        if fmt == "openai-responses":
-            return _sse(
-                {"type": "error", "code": "server_error", "message": "The model failed (demo)."},
-                "error",
-            )
-        if fmt == "gemini":
-            return _sse(
-                {
-                    "error": {
-                        "code": 503,
-                        "status": "UNAVAILABLE",
-                        "message": "The model is overloaded (demo).",
-                    }
-                },
-                eol=eol,
-            )
-        return _sse(
-            {"error": {"type": "server_error", "message": "The server had an error (demo)."}}
-        )
-
-    if fmt == "anthropic":
-        ev.append(
-            _sse(
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": "msg_demo",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": "demo",
-                        "content": [],
-                        "usage": {"input_tokens": 12, "output_tokens": 1},
-                    },
-                },
-                "message_start",
-            )
-        )
-        ev.append(
-            _sse(
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                },
-                "content_block_start",
-            )
-        )
-    elif fmt == "openai-responses":
-        resp = {"id": "resp_demo", "object": "response", "status": "in_progress", "model": "demo"}
-        ev.append(_sse({"type": "response.created", "response": resp}, "response.created"))
-        ev.append(
-            _sse(
-                {
-                    "type": "response.output_item.added",
-                    "output_index": 0,
-                    "item": {
-                        "id": "msg_demo",
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [],
-                    },
-                },
-                "response.output_item.added",
-            )
-        )
-    elif fmt == "openai-chat":
-        ev.append(
-            _chat_chunk(
-                {
-                    "choices": [
-                        {
-                            "index": 0,
-                            "delta": {"role": "assistant", "content": ""},
-                            "finish_reason": None,
-                        }
-                    ]
-                }
-            )
-        )
-    for i, d in enumerate(deltas):
-        if error_at is not None and i == error_at:
-            ev.append(err_event())
-            return ev
-        if malformed_at is not None and i == malformed_at:
-            ev.append(f'data: {{"choices": [{{"delta": {{"content": "oops{eol}{eol}'.encode())
-            return ev
-        if fmt == "anthropic":
-            ev.append(
-                _sse(
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": d},
-                    },
-                    "content_block_delta",
-                )
-            )
-        elif fmt == "openai-responses":
-            ev.append(
-                _sse(
-                    {
-                        "type": "response.output_text.delta",
-                        "item_id": "msg_demo",
-                        "output_index": 0,
-                        "content_index": 0,
-                        "delta": d,
-                    },
-                    "response.output_text.delta",
-                )
-            )
-        elif fmt == "gemini":
-            ev.append(
-                _sse(
-                    {
-                        "candidates": [
-                            {"content": {"parts": [{"text": d}], "role": "model"}, "index": 0}
-                        ],
-                        "modelVersion": "demo",
-                    },
-                    eol=eol,
-                )
-            )
-        else:
-            ev.append(
-                _chat_chunk(
-                    {"choices": [{"index": 0, "delta": {"content": d}, "finish_reason": None}]}
-                )
-            )
-        if i % 40 == 39:
-            ev.append(f": keep-alive{eol}{eol}".encode())
-    if not terminal:
-        return ev
-    if fmt == "anthropic":
-        ev.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
-        ev.append(
-            _sse(
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn"},
-                    "usage": {"output_tokens": out_tokens},
-                },
-                "message_delta",
-            )
-        )
-        ev.append(_sse({"type": "message_stop"}, "message_stop"))
-    elif fmt == "openai-responses":
-        text = "".join(deltas)
-        ev.append(
-            _sse(
-                {
-                    "type": "response.output_text.done",
-                    "output_index": 0,
-                    "content_index": 0,
-                    "text": text,
-                },
-                "response.output_text.done",
-            )
-        )
-        ev.append(
-            _sse(
-                {
-                    "type": "response.completed",
-                    "response": {
-                        "id": "resp_demo",
-                        "status": "completed",
-                        "usage": {"input_tokens": 12, "output_tokens": out_tokens},
-                    },
-                },
-                "response.completed",
-            )
-        )
-    elif fmt == "gemini":
-        ev.append(
-            _sse(
-                {
-                    "candidates": [
-                        {
-                            "content": {"parts": [{"text": ""}], "role": "model"},
-                            "finishReason": "STOP",
-                            "index": 0,
-                        }
-                    ],
-                    "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": out_tokens},
-                },
-                eol=eol,
-            )
-        )
-    else:
-        ev.append(_chat_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
-        ev.append(
-            _chat_chunk(
-                {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": out_tokens}}
-            )
-        )
-        ev.append(b"data: [DONE]\n\n")
-    return ev
-
-
 # -- scenarios ---------------------------------------------------------------------------------
 
 
@@ -397,6 +161,7 @@ def _json_error(status: int, kind: str, message: str, extra: dict[str, str] | No
     return Plan(status, {"content-type": "application/json", **(extra or {})}, [(0, body)])
 
 
+DEMO_ERROR = "The server had an error (demo)."
 SSE_HEADERS = {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
@@ -441,7 +206,7 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
     if cmd in ("drop", "stall"):
         deltas = deltas[: len(deltas) // 3]
         kw["terminal"] = False
-    events = encode(fmt, deltas, **kw)
+    events = encode_answer(get_provider(fmt), deltas, error_message=DEMO_ERROR, **kw)
     if cmd == "bytes":
         chunks = _rechunk(events, rnd, 1, 1)
         delays = [0.002 * pace] * len(chunks)

@@ -1,0 +1,76 @@
+"""SSE events -> chat events: one module per provider wire format, and the registry of them.
+
+Each format module builds one :class:`~pysse.providers.base.Provider` holding everything pysse
+knows about that format: its decoder, how to recognise it, its request body, endpoint and auth
+headers, and its encoder (for the demo model and the testing kit). Adding a format is one new
+module here plus its name in :data:`Format` and its module in :data:`PROVIDERS`; the page's
+Format menu, the relay and the demo relay all read this table.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from ..sse import SSEEvent
+from . import anthropic, gemini, openai_chat, openai_responses
+from .base import (
+    JSON,
+    BodyOptions,
+    Decoder,
+    Message,
+    Provider,
+    error_from_payload,
+    error_message,
+)
+from .encode import encode_answer
+
+__all__ = [
+    "FORMATS",
+    "PROVIDERS",
+    "BodyOptions",
+    "Decoder",
+    "Format",
+    "Message",
+    "Provider",
+    "ProviderName",
+    "detect_format",
+    "encode_answer",
+    "error_from_payload",
+    "error_message",
+    "get_provider",
+]
+
+ProviderName = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
+Format = Literal["auto", ProviderName]
+
+# The registry: the page's Format menu shows them in this order, and ``auto`` asks each in
+# turn whether an event is its own (their signatures do not overlap).
+PROVIDERS: dict[str, Provider] = {
+    p.name: p
+    for p in (
+        openai_chat.PROVIDER,
+        openai_responses.PROVIDER,
+        anthropic.PROVIDER,
+        gemini.PROVIDER,
+    )
+}
+FORMATS: tuple[str, ...] = get_args(Format)[:1] + get_args(ProviderName)
+assert set(FORMATS[1:]) == set(PROVIDERS), "Format and PROVIDERS must name the same formats"
+
+
+def get_provider(name: str) -> Provider:
+    """The provider for ``name``; a ``ValueError`` naming the valid ones otherwise."""
+    try:
+        return PROVIDERS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown format {name!r}; expected one of {', '.join(PROVIDERS)}"
+        ) from None
+
+
+def detect_format(ev: SSEEvent, obj: JSON | None) -> str | None:
+    """The format this event identifies (for ``auto``), or None if it does not tell."""
+    for provider in PROVIDERS.values():
+        if provider.sniff(ev, obj):
+            return provider.name
+    return None

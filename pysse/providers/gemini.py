@@ -1,0 +1,146 @@
+"""Gemini ``streamGenerateContent?alt=sse``: unnamed events with ``candidates``, CRLF line
+ends; complete when a chunk carries ``finishReason``. The model is part of the URL path."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..events import (
+    ChatEvent,
+    Finish,
+    Outcome,
+    ProviderError,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from ..sse import SSEEvent
+from .base import (
+    JSON,
+    BodyOptions,
+    Decoder,
+    Message,
+    Provider,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    sse_event,
+)
+
+__all__ = ["PROVIDER", "GeminiDecoder"]
+
+EOL = "\r\n"
+
+
+class GeminiDecoder(Decoder):
+    terminal_signal = "a chunk with finishReason"
+
+    def handle(self, ev: SSEEvent, obj: JSON) -> list[ChatEvent]:
+        out: list[ChatEvent] = []
+        finish: str | None = None
+        for cand in as_list(obj.get("candidates")):
+            cand = as_dict(cand)
+            index = as_int(cand.get("index")) or 0
+            for part in as_list(as_dict(cand.get("content")).get("parts")):
+                part = as_dict(part)
+                text = as_str(part.get("text"))
+                if text:
+                    out.append(
+                        ReasoningDelta(text, index)
+                        if part.get("thought")
+                        else TextDelta(text, index)
+                    )
+                call = part.get("functionCall")
+                if isinstance(call, dict):
+                    out.append(
+                        ToolCallDelta(
+                            index=index,
+                            id=as_str(call.get("id")),
+                            name=as_str(call.get("name")),
+                            arguments=json.dumps(call.get("args", {}), ensure_ascii=False),
+                        )
+                    )
+            finish = as_str(cand.get("finishReason")) or finish
+        usage = as_dict(obj.get("usageMetadata"))
+        if usage:
+            out.append(
+                Usage(
+                    as_int(usage.get("promptTokenCount")), as_int(usage.get("candidatesTokenCount"))
+                )
+            )
+        block = as_str(as_dict(obj.get("promptFeedback")).get("blockReason"))
+        if block:
+            out.append(ProviderError(kind="blocked", message=f"the prompt was blocked: {block}"))
+        elif finish:
+            out.append(Finish(Outcome.COMPLETED, finish))
+        return out
+
+
+def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
+    return obj is not None and (
+        "candidates" in obj or "usageMetadata" in obj or "promptFeedback" in obj
+    )
+
+
+def build_body(messages: Sequence[Message], opts: BodyOptions) -> JSON:
+    body: JSON = {
+        "contents": [
+            {"role": "model" if r == "assistant" else "user", "parts": [{"text": t}]}
+            for r, t in messages
+        ]
+    }
+    if opts.model:
+        body["model"] = opts.model  # read by relays to build the URL; Gemini ignores it
+    if opts.system:
+        body["systemInstruction"] = {"parts": [{"text": opts.system}]}
+    return body
+
+
+def auth_headers(key: str) -> dict[str, str]:
+    return {"x-goog-api-key": key}
+
+
+def _chunk(parts: list[JSON], **extra: object) -> bytes:
+    cand: JSON = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if "finishReason" in extra:
+        cand["finishReason"] = extra.pop("finishReason")
+    return sse_event({"candidates": [cand], **extra}, eol=EOL)
+
+
+def encode_start() -> list[bytes]:
+    return []
+
+
+def encode_delta(text: str) -> bytes:
+    return _chunk([{"text": text}], modelVersion="demo")
+
+
+def encode_error(message: str) -> bytes:
+    return sse_event({"error": {"code": 503, "status": "UNAVAILABLE", "message": message}}, eol=EOL)
+
+
+def encode_end(text: str, output_tokens: int) -> list[bytes]:
+    usage = {"promptTokenCount": 12, "candidatesTokenCount": output_tokens}
+    return [_chunk([{"text": ""}], finishReason="STOP", usageMetadata=usage)]
+
+
+PROVIDER = Provider(
+    name="gemini",
+    label="Gemini",
+    decoder=GeminiDecoder,
+    sniff=sniff,
+    build_body=build_body,
+    endpoint="/models/{model}:streamGenerateContent?alt=sse",
+    auth_headers=auth_headers,
+    encode_start=encode_start,
+    encode_delta=encode_delta,
+    encode_error=encode_error,
+    encode_end=encode_end,
+    demo_path="/v1beta/models/demo:streamGenerateContent?alt=sse",
+    eol=EOL,
+    default_model="gemini-2.5-flash",
+    model_in_path=True,
+)

@@ -1,0 +1,136 @@
+"""OpenAI Chat Completions (and every OpenAI-compatible server): unnamed events carrying
+``choices[].delta``; the answer is complete only at ``data: [DONE]``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..events import ChatEvent, Finish, Outcome, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from ..sse import SSEEvent
+from .base import (
+    JSON,
+    BodyOptions,
+    Decoder,
+    Message,
+    Provider,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    sse_event,
+)
+
+__all__ = ["PROVIDER", "OpenAIChatDecoder"]
+
+
+class OpenAIChatDecoder(Decoder):
+    terminal_signal = "data: [DONE]"
+
+    def handle_non_json(self, ev: SSEEvent) -> list[ChatEvent] | None:
+        if ev.data.strip() == "[DONE]":
+            return [Finish(Outcome.COMPLETED, self.reason)]
+        return None
+
+    def handle(self, ev: SSEEvent, obj: JSON) -> list[ChatEvent]:
+        out: list[ChatEvent] = []
+        for choice in as_list(obj.get("choices")):
+            choice = as_dict(choice)
+            index = as_int(choice.get("index")) or 0
+            delta = as_dict(choice.get("delta"))
+            # Several OpenAI-compatible servers stream reasoning beside the content.
+            for key in ("reasoning_content", "reasoning"):
+                reasoning = as_str(delta.get(key))
+                if reasoning:
+                    out.append(ReasoningDelta(reasoning, index))
+            content = as_str(delta.get("content"))
+            if content:
+                out.append(TextDelta(content, index))
+            refusal = as_str(delta.get("refusal"))
+            if refusal:
+                out.append(TextDelta(refusal, index))
+            for call in as_list(delta.get("tool_calls")):
+                call = as_dict(call)
+                fn = as_dict(call.get("function"))
+                out.append(
+                    ToolCallDelta(
+                        index=as_int(call.get("index")) or 0,
+                        id=as_str(call.get("id")),
+                        name=as_str(fn.get("name")),
+                        arguments=as_str(fn.get("arguments")) or "",
+                    )
+                )
+            reason = as_str(choice.get("finish_reason"))
+            if reason:
+                self.reason = reason
+        usage = as_dict(obj.get("usage"))
+        if usage:
+            out.append(
+                Usage(as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens")))
+            )
+        return out
+
+
+def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
+    if obj is None:
+        return ev.data.strip() == "[DONE]"
+    return "choices" in obj or obj.get("object") == "chat.completion.chunk"
+
+
+def build_body(messages: Sequence[Message], opts: BodyOptions) -> JSON:
+    msgs = ([{"role": "system", "content": opts.system}] if opts.system else []) + [
+        {"role": r, "content": t} for r, t in messages
+    ]
+    return {
+        "model": opts.model or PROVIDER.default_model,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": msgs,
+    }
+
+
+def auth_headers(key: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+def _chunk(fields: JSON) -> bytes:
+    base = {"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": "demo"}
+    return sse_event({**base, **fields})
+
+
+def encode_start() -> list[bytes]:
+    role = {"role": "assistant", "content": ""}
+    return [_chunk({"choices": [{"index": 0, "delta": role, "finish_reason": None}]})]
+
+
+def encode_delta(text: str) -> bytes:
+    return _chunk({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
+
+
+def encode_error(message: str) -> bytes:
+    return sse_event({"error": {"type": "server_error", "message": message}})
+
+
+def encode_end(text: str, output_tokens: int) -> list[bytes]:
+    usage = {"prompt_tokens": 12, "completion_tokens": output_tokens}
+    return [
+        _chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        _chunk({"choices": [], "usage": usage}),
+        b"data: [DONE]\n\n",
+    ]
+
+
+PROVIDER = Provider(
+    name="openai-chat",
+    label="OpenAI Chat Completions",
+    decoder=OpenAIChatDecoder,
+    sniff=sniff,
+    build_body=build_body,
+    endpoint="/chat/completions",
+    auth_headers=auth_headers,
+    encode_start=encode_start,
+    encode_delta=encode_delta,
+    encode_error=encode_error,
+    encode_end=encode_end,
+    demo_path="/v1/chat/completions",
+    default_model="gpt-4.1",
+)

@@ -1,0 +1,128 @@
+"""The markdown configuration pysse renders every answer with, and the one-shot renderer the
+streaming renderer's final state must equal.
+
+Safe by default: model output is untrusted: raw HTML is escaped (``html=False``), links
+  are allowed only for http, https and mailto and open with ``rel="noopener noreferrer
+  nofollow"``, remote images are shown as links unless their host is allowed.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+from dataclasses import dataclass
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.utils import OptionsDict
+
+from .highlight import make_highlighter
+
+__all__ = ["MarkdownPolicy", "make_markdown", "open_fence_line", "render"]
+
+SAFE_SCHEMES = ("http", "https", "mailto")
+
+
+@dataclass(frozen=True)
+class MarkdownPolicy:
+    """What model-written markdown may do. Everything risky is off by default."""
+
+    image_hosts: frozenset[str] = frozenset()  # hosts whose images may load ("*" for any)
+    link_schemes: tuple[str, ...] = SAFE_SCHEMES
+    highlight: bool = True  # pygments for closed fences, when pygments is importable
+
+    def image_allowed(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return False
+        return "*" in self.image_hosts or (parts.hostname or "") in self.image_hosts
+
+
+def _link_ok(url: str, schemes: tuple[str, ...]) -> bool:
+    scheme = urlsplit(url.strip()).scheme.lower()
+    return scheme in schemes
+
+
+def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
+    """A markdown-it instance with the safe configuration used everywhere in pysse."""
+    policy = policy or MarkdownPolicy()
+    md = MarkdownIt("js-default", {"html": False, "linkify": False, "typographer": False})
+    md.disable("reference")  # would let a later line change an earlier, settled block
+    schemes = policy.link_schemes
+    md.validateLink = lambda url: _link_ok(url, schemes)  # type: ignore[method-assign]
+    hl = make_highlighter(policy.highlight)
+    renderer: Any = md.renderer
+    default_fence = renderer.rules["fence"]
+    default_link_open = renderer.rules.get("link_open")
+    plain_options = OptionsDict(cast(Any, {**md.options, "highlight": None}))
+    hl_options = OptionsDict(cast(Any, {**md.options, "highlight": hl}))
+
+    def fence(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        open_fence = env.get("open_fence_line") == (tok.map[0] if tok.map else None)
+        use = plain_options if open_fence or hl is None else hl_options
+        inner = default_fence(tokens, idx, use, env)
+        cls = "codeblock incomplete" if open_fence else "codeblock"
+        return (
+            f'<div class="{cls}"><button class="copy" type="button" '
+            f'aria-label="Copy code">Copy</button>{inner}</div>\n'
+        )
+
+    def link_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        tok.attrSet("target", "_blank")
+        tok.attrSet("rel", "noopener noreferrer nofollow")
+        if default_link_open is not None:
+            return str(default_link_open(tokens, idx, options, env))
+        return str(renderer.renderToken(tokens, idx, options, env))
+
+    def image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        tok = tokens[idx]
+        src = str(tok.attrGet("src") or "")
+        alt = renderer.renderInlineAsText(tok.children or [], options, env)
+        if policy.image_allowed(src):
+            return (
+                f'<img src="{_html.escape(src)}" alt="{_html.escape(alt)}" loading="lazy" '
+                'referrerpolicy="no-referrer">'
+            )
+        if urlsplit(src).scheme in ("http", "https"):
+            return (
+                f'<a class="image-link" href="{_html.escape(src)}" target="_blank" '
+                f'rel="noopener noreferrer nofollow">🖼 {_html.escape(alt or "image")}</a>'
+            )
+        return _html.escape(alt)
+
+    md.add_render_rule("fence", fence)
+    md.add_render_rule("link_open", link_open)
+    md.add_render_rule("image", image)
+    return md
+
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def open_fence_line(src: str) -> int | None:
+    """The line number of a top-level code fence left open at the end of ``src``, if any."""
+    fence: tuple[str, int, int] | None = None  # (char, length, line)
+    for no, line in enumerate(src.split("\n")):
+        m = _FENCE_OPEN.match(line)
+        if fence is None:
+            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                fence = (m.group(1)[0], len(m.group(1)), no)
+        elif (
+            m
+            and m.group(1)[0] == fence[0]
+            and len(m.group(1)) >= fence[1]
+            and not m.group(2).strip()
+        ):
+            fence = None
+    return fence[2] if fence else None
+
+
+def render(src: str, md: MarkdownIt | None = None) -> str:
+    """One-shot rendering of a whole answer, as the streaming renderer's final state."""
+    md = md or make_markdown()
+    if "\r" in src:  # as markdown-it normalizes, so that line numbers agree
+        src = src.replace("\r\n", "\n").replace("\r", "\n")
+    return str(md.render(src, {"open_fence_line": open_fence_line(src)}))
