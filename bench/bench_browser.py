@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from pysse.server.demo import _long_answer
+from tests.support import CHROMIUM_ARGS, LiveServer
 
 from . import corpus
-from .live import CHROMIUM_ARGS, LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
 ESP_VERSION = "3.1.1"

@@ -20,8 +20,7 @@ from pathlib import Path
 import httpx
 
 from pysse import ChatStream
-
-from .live import free_port
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 200

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bench.live import CHROMIUM_ARGS, LiveServer  # LiveServer is imported from here by tests
+from support import CHROMIUM_ARGS, LiveServer, chromium_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,16 +28,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             it.get_closest_marker("browser") is not None
             or it.get_closest_marker("pyodide") is not None
         )
-    )
-
-
-def chromium_path() -> str:
-    for c in (os.environ.get("PYSSE_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
-        if c and Path(c).exists():
-            return c
-    raise RuntimeError(
-        "no Chromium: run `python build.py test` (it installs Debian's chromium) "
-        "or set PYSSE_CHROMIUM"
     )
 
 

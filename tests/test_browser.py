@@ -3,14 +3,21 @@ scrolling, hidden tabs, hostile markdown. Each test fails on any uncaught page e
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.responses import StreamingResponse
+from starlette.routing import Mount, Route
 
+from conftest import LiveServer, Page
 from pysse import ChatStream
 from pysse.render import render
+from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER, XSS_ANSWER
 
 pytestmark = pytest.mark.browser
@@ -334,3 +341,47 @@ def test_new_chat_clears_the_conversation(make_page: Any) -> None:
     assert page.locator(".msg").count() == 0
     p.send("/demo echo two")
     assert p.wait_done().get_attribute("data-text") == "two"
+
+
+def test_an_error_body_that_stalls_still_ends_the_answer(browser: Any, site: Path) -> None:
+    async def stalled_500(request: Any) -> Any:
+        async def body() -> Any:
+            yield b'{"error": {"message": "upstream broke'
+            await asyncio.sleep(60)
+
+        return StreamingResponse(body(), 500, media_type="application/json")
+
+    app = Starlette(
+        routes=[Route("/stall-500", stalled_500, methods=["POST"]), Mount("/", create_app(site))]
+    )
+    with LiveServer(app) as live:
+        p = Page(browser, live.url, settings={"relay": live.url + "/stall-500", "idle_s": 1})
+        try:
+            p.open()
+            p.send("hello")
+            msg = p.wait_done(timeout=15_000)
+            assert msg.get_attribute("data-state") == "error"
+            status = msg.query_selector(".status").inner_text()
+            assert "HTTP 500" in status and "the error body stalled for 1 s" in status
+        finally:
+            p.close()
+
+
+def test_new_chat_drops_a_queued_message(make_page: Any) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 1"})
+    page = p.open()
+    bodies: list[str] = []
+    page.on("request", lambda r: bodies.append(r.post_data or "") if r.method == "POST" else None)
+    p.send("/demo slow")
+    p.send("/demo echo queued")
+    page.wait_for_selector("[data-queued='1']")
+    page.click("[data-role=new-chat]")
+    page.wait_for_timeout(800)  # a queued message would start a hidden answer by now
+    assert page.locator("[data-role=assistant]").count() == 0
+    assert len(bodies) == 1
+    p.send("/demo echo fresh")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-text") == "fresh"
+    assert len(bodies) == 2
+    sent = json.loads(bodies[1])["messages"]
+    assert [m["content"] for m in sent] == ["/demo echo fresh"]

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from conftest import LiveServer, Page
+from fake_upstream import DELTAS, KEY, Upstream
 from pysse.server.app import create_app
-from test_relay import DELTAS, KEY, Upstream
 
 pytestmark = pytest.mark.browser
 

@@ -196,3 +196,63 @@ def test_iter_chat_and_aiter_chat() -> None:
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         cut = pool.submit(asyncio.run, collect()).result()
     assert isinstance(cut[-1], Finish) and cut[-1].outcome == "truncated"
+
+
+class ReadError(Exception):
+    """Stands in for a transport's exception (httpx.ReadError)."""
+
+
+def test_a_transport_exception_ends_the_answer_truncated_with_its_text() -> None:
+    body = FIXTURES[IDS.index("anthropic_text")][1]
+
+    def chunks() -> Any:
+        yield body[:200]
+        raise ReadError("peer closed connection")
+
+    events = list(iter_chat(chunks()))
+    fin = events[-1]
+    assert isinstance(fin, Finish) and fin.outcome == Outcome.TRUNCATED
+    assert fin.detail == "truncated: the connection broke (ReadError: peer closed connection)"
+    assert sum(isinstance(e, Finish) for e in events) == 1
+    ref = ChatStream()
+    ref.feed(body[:200])
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == ref.text
+
+    async def agen() -> AsyncIterator[bytes]:
+        yield body[:200]
+        raise ReadError("reset")
+
+    async def collect() -> list[Any]:
+        return [e async for e in aiter_chat(agen())]
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        got = pool.submit(asyncio.run, collect()).result()
+    assert got[-1] == Finish(
+        Outcome.TRUNCATED, None, "truncated: the connection broke (ReadError: reset)"
+    )
+
+
+@pytest.mark.parametrize("end", ["abort", "fail", "close", "completed"])
+def test_one_rule_for_bytes_after_the_end(end: str) -> None:
+    cs = ChatStream("openai-chat")
+    cs.feed(b'data: {"choices":[{"delta":{"content":"a"}}]}\n\n')
+    if end == "abort":
+        cs.abort()
+    elif end == "fail":
+        cs.fail("timeout", "late")
+    elif end == "close":
+        cs.close()
+    else:
+        cs.feed(b"data: [DONE]\n\n")
+    assert cs.closed and cs.outcome is not None
+    assert cs.feed(b'data: {"choices":[{"delta":{"content":"b"}}]}\n\n') == []
+    assert cs.close() == [] and cs.abort() == [] and cs.fail("x", "y") == []
+    assert cs.text == "a"
+
+
+def test_state_is_read_only() -> None:
+    cs = ChatStream()
+    for name in ("outcome", "usage", "error", "finish_reason", "finish_detail", "sse_events"):
+        with pytest.raises(AttributeError):
+            setattr(cs, name, None)
+    assert isinstance(ChatStreamError("x"), ValueError)

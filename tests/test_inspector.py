@@ -1,15 +1,11 @@
-"""The inspector's analysis and the CLI agree with ChatStream on every fixture stream."""
+"""inspector.py: the analysis agrees with ChatStream on every fixture stream."""
 
 from __future__ import annotations
 
-import io
-import json
-
 import pytest
 
-from fixtures_util import FIXTURES, load_fixtures
+from fixtures_util import load_fixtures
 from pysse import ChatStream
-from pysse.__main__ import main
 from pysse.inspector import analyze, compare_chunk_sizes, show_text
 
 ALL = load_fixtures()
@@ -33,33 +29,6 @@ def test_analyze_matches_chatstream(name: str, body: bytes, expected: dict[str, 
     assert sum(c.size for c in rep.chunks) == len(body) == rep.timing["bytes"]
     assert [c.index for c in rep.chunks] == list(range(len(chunks)))
     assert all(r["same"] for r in compare_chunk_sizes(body))
-
-
-@pytest.mark.parametrize(("name", "body", "expected"), ALL, ids=[a[0] for a in ALL])
-def test_cli_dump_and_replay_agree_with_chatstream(
-    name: str, body: bytes, expected: dict[str, object]
-) -> None:
-    path = str(FIXTURES / f"{name}.sse")
-    ref = reference(body)
-    for argv in (["dump", "--chat", "--timing", path], ["replay", path, "--chunk", "1"]):
-        out = io.StringIO()
-        assert main(argv, out) == 0
-        lines = [json.loads(x) for x in out.getvalue().splitlines()]
-        text = "".join(x["text"] for x in lines if x["type"] == "text")
-        assert text == ref.text, argv
-        assert lines[-1]["type"] == "summary"
-        assert lines[-1]["outcome"] == str(ref.outcome)
-    out = io.StringIO()
-    assert main(["replay", path, "--all-sizes"], out) == 0
-    assert all(json.loads(x)["same"] for x in out.getvalue().splitlines())
-
-
-def test_dump_raw_events_and_comments() -> None:
-    out = io.StringIO()
-    assert main(["dump", "--comments", str(FIXTURES / "openai_chat_text.sse")], out) == 0
-    lines = [json.loads(x) for x in out.getvalue().splitlines()]
-    assert lines[0] == {"comment": "OPENROUTER PROCESSING"}
-    assert lines[-1] == {"event": "message", "data": "[DONE]", "id": ""}
 
 
 def test_invalid_utf8_and_line_ends_are_made_visible() -> None:

@@ -37,7 +37,7 @@ async function boot() {
   const { loadPyodide } = await import(new URL("pyodide.mjs", base).href);
   const py = await loadPyodide({ indexURL: base });
   step(60, "Loading packages…");
-  // URLs, in dependency order: loadPackage does no resolution for URLs (see NOTES).
+  // URLs, in dependency order: loadPackage() resolves no dependencies for wheel URLs.
   await py.loadPackage(site.wheels.map((u) => new URL(u, location.href).href), { messageCallback: () => {} });
   step(90, "Starting the app…");
   window.pysseRuntime = py; // for tools and benchmarks

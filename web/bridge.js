@@ -40,7 +40,8 @@ export function start(url, headers, body, sink, firstByteMs, idleMs) {
     clearTimeout(timer);
     timer = setTimeout(() => {
       timedOut = kind;
-      // Never abort with a string reason: Pyodide would hang (see NOTES).
+      // Never abort with a string reason: a Python coroutine awaiting the read would hang
+      // (Pyodide 314 rejects the promise with a non-Error). Always a DOMException.
       ctl.abort(new DOMException(`${kind} timeout`, "TimeoutError"));
     }, ms);
   };
@@ -60,12 +61,13 @@ export function start(url, headers, body, sink, firstByteMs, idleMs) {
       }
       const ct = resp.headers.get("content-type") || "";
       if (!resp.ok || !ct.toLowerCase().startsWith("text/event-stream")) {
-        // The first-byte timer stays armed while the error body is read: a body that stalls
-        // must not leave the answer "streaming" forever. At most ERROR_BODY_MAX bytes are read.
-        const text = await readSome(resp, ERROR_BODY_MAX);
+        // A timer stays armed while the error body is read (at most ERROR_BODY_MAX bytes): a
+        // body that stalls must not leave the answer "streaming" forever.
+        arm(idleMs, "error-body");
+        let text = await readSome(resp, ERROR_BODY_MAX);
         clearTimeout(timer);
-        if (timedOut) call("on_timeout", timedOut, firstByteMs / 1000);
-        else if (!resp.ok) call("on_http_error", resp.status, resp.headers.get("retry-after"), ct, text);
+        if (timedOut === "error-body") text += ` … (the error body stalled for ${idleMs / 1000} s)`;
+        if (!resp.ok) call("on_http_error", resp.status, resp.headers.get("retry-after"), ct, text);
         else call("on_wrong_type", resp.status, ct, text);
         return;
       }

@@ -1,5 +1,5 @@
 """The ASGI side (Starlette): the static chat page, the built-in demo relay, and optionally a
-real relay to an upstream provider (``pysse.relay``).
+real relay to an upstream provider (``pysse.server.relay``).
 
 Server-side only: not in the wheel the page loads, and it needs the ``serve`` extra.
 """

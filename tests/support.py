@@ -1,5 +1,6 @@
-"""Shared by the tests and the benchmarks: an ASGI app served on a free loopback port in a
-thread, and the flags Debian's Chromium needs here."""
+"""The tests' own helpers, also used by the benchmarks: an ASGI app served on a free loopback
+port in a thread, and Debian's Chromium (found by ``build.find_chromium``, the one lookup) with
+the flags it needs here."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+def chromium_path() -> str:
+    """Debian's Chromium, as ``python build.py test`` finds it (never downloaded)."""
+    from build import find_chromium
+
+    return find_chromium(install=False)
 
 
 def free_port() -> int:

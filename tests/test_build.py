@@ -1,0 +1,42 @@
+"""build.py: the static site it writes. The wheel the page loads holds only what runs there,
+and the page's Format menu comes from the provider registry."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+from pysse.providers import PROVIDERS
+
+
+def pysse_wheel(site: Path) -> Path:
+    urls = json.loads((site / "site.json").read_text())["wheels"]
+    (url,) = [u for u in urls if "/pysse-" in u]
+    return site / url
+
+
+def test_the_browser_wheel_leaves_server_code_out(site: Path) -> None:
+    with zipfile.ZipFile(pysse_wheel(site)) as whl:
+        names = whl.namelist()
+        assert "pysse/browser/app.py" in names and "pysse/render/streaming.py" in names
+        assert not [n for n in names if n.startswith(("pysse/server/", "pysse/testing/"))]
+        record = next(n for n in names if n.endswith(".dist-info/RECORD"))
+        rows = [r.split(",") for r in whl.read(record).decode().splitlines()]
+        listed = {r[0] for r in rows}
+        assert listed == set(names)
+        for name, digest, size in rows:
+            if name == record:
+                continue
+            data = whl.read(name)
+            want = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert digest == f"sha256={want}" and int(size) == len(data), name
+
+
+def test_the_format_menu_comes_from_the_registry(site: Path) -> None:
+    html = (site / "index.html").read_text()
+    for name, provider in PROVIDERS.items():
+        assert f'<option value="{name}">{provider.label}</option>' in html
+    assert "<!--formats" not in html

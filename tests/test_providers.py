@@ -1,0 +1,133 @@
+"""providers/: the registry, and each format's encoder read back by its own decoder (and by
+``auto``) exactly, at every chunking. Decoding itself is tested against hand-written fixtures
+in test_chat.py, never against these encoders."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pysse import ChatStream, Outcome
+from pysse.providers import (
+    FORMATS,
+    PROVIDERS,
+    Format,
+    detect_format,
+    encode_answer,
+    error_message,
+    get_provider,
+)
+from pysse.sse import SSEParser
+
+TEXT = 'Hello — 東京 🙂\nline two, with "quotes" and \\ backslashes\r\n and a tab\t.'
+
+
+def deltas(seed: int = 1) -> list[str]:
+    rnd = random.Random(seed)
+    out, i = [], 0
+    while i < len(TEXT):
+        n = rnd.randint(1, 6)
+        out.append(TEXT[i : i + n])
+        i += n
+    return out
+
+
+def test_the_registry_names_every_format_once() -> None:
+    assert FORMATS[0] == "auto"
+    assert list(FORMATS[1:]) == list(PROVIDERS)
+    assert all(p.name == name and p.label for name, p in PROVIDERS.items())
+
+
+def test_unknown_format_names_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match="expected one of openai-chat, openai-responses"):
+        get_provider("cohere")
+
+
+@pytest.mark.parametrize("name", list(PROVIDERS))
+@pytest.mark.parametrize("fmt", ["auto", "own"])
+def test_encoder_round_trips_through_chatstream_at_every_chunking(name: str, fmt: str) -> None:
+    body = b"".join(encode_answer(PROVIDERS[name], deltas()))
+    use: Format = "auto" if fmt == "auto" else name  # type: ignore[assignment]
+    for size in (1, 2, 7, 64, len(body)):
+        cs = ChatStream(use)
+        for i in range(0, len(body), size):
+            cs.feed(body[i : i + size])
+        cs.close()
+        assert cs.text == TEXT, (name, size)
+        assert cs.outcome == Outcome.COMPLETED
+        assert cs.detected_format == name
+        assert cs.usage is not None and cs.usage.output_tokens
+
+
+@pytest.mark.parametrize("name", list(PROVIDERS))
+def test_encoder_faults_decode_as_documented(name: str) -> None:
+    provider = PROVIDERS[name]
+    dropped = ChatStream(name)  # type: ignore[arg-type]
+    dropped.feed(b"".join(encode_answer(provider, deltas(), terminal=False)))
+    dropped.close()
+    assert dropped.outcome == Outcome.TRUNCATED and dropped.text == TEXT
+    err = ChatStream(name)  # type: ignore[arg-type]
+    err.feed(b"".join(encode_answer(provider, deltas(), error_at=3, error_message="boom")))
+    assert err.outcome == Outcome.ERROR and err.error is not None
+    assert err.error.message == "boom" and err.text == "".join(deltas()[:3])
+    bad = ChatStream(name)  # type: ignore[arg-type]
+    bad.feed(b"".join(encode_answer(provider, deltas(), malformed_at=2)))
+    assert bad.outcome == Outcome.ERROR and bad.error is not None
+    assert bad.error.kind == "malformed"
+
+
+@pytest.mark.parametrize("name", list(PROVIDERS))
+def test_each_format_is_detected_from_its_own_events(name: str) -> None:
+    body = b"".join(encode_answer(PROVIDERS[name], deltas()))
+    found = {
+        detect_format(ev, None if ev.data == "[DONE]" else _obj(ev.data)) for ev in _events(body)
+    }
+    assert found - {None} == {name}
+
+
+def _events(body: bytes) -> list[object]:
+    p = SSEParser()
+    return [*p.feed(body), *p.close()]
+
+
+def _obj(data: str) -> dict[str, object] | None:
+    import json
+
+    loaded = json.loads(data)
+    return loaded if isinstance(loaded, dict) else None
+
+
+def test_upstream_urls() -> None:
+    chat, gemini = PROVIDERS["openai-chat"], PROVIDERS["gemini"]
+    assert chat.upstream_url("https://api.x/v1/", "m") == "https://api.x/v1/chat/completions"
+    assert chat.upstream_url("https://api.x/v1/chat/completions", "m").count("/chat/") == 1
+    assert (
+        gemini.upstream_url("https://g.x/v1beta", "gemini-pro")
+        == "https://g.x/v1beta/models/gemini-pro:streamGenerateContent?alt=sse"
+    )
+    assert gemini.upstream_url("https://g.x/v1beta", "").endswith(
+        f"/models/{gemini.default_model}:streamGenerateContent?alt=sse"
+    )
+    full = "https://g.x/v1beta/models/a:streamGenerateContent?alt=sse"
+    assert gemini.upstream_url(full, "b") == full
+
+
+def test_auth_headers_per_format() -> None:
+    assert PROVIDERS["openai-chat"].auth_headers("k") == {"authorization": "Bearer k"}
+    assert PROVIDERS["anthropic"].auth_headers("k")["x-api-key"] == "k"
+    assert PROVIDERS["gemini"].auth_headers("k") == {"x-goog-api-key": "k"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('{"error": {"message": "Invalid key", "type": "auth"}}', "Invalid key"),
+        ('{"error": "plain"}', "plain"),
+        ('{"message": "top level"}', "top level"),
+        ("  just text \n", "just text"),
+        ('["not", "an", "object"]', '["not", "an", "object"]'),
+    ],
+)
+def test_error_message_from_any_error_body(body: str, message: str) -> None:
+    assert error_message(body) == message
