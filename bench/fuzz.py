@@ -5,7 +5,9 @@ text: only documented exceptions, identical results for every chunking, bounded 
 
 Structure-aware mutation (flip, insert, delete, duplicate, splice bytes of the fixture
 streams, CR/LF/BOM/NUL/invalid UTF-8 injection) reaches far deeper into the parsers than
-uniform random bytes would.
+uniform random bytes would. Further targets (``TARGETS``) generate structured hostile input:
+JSON payloads (``fuzz_json``). Every input must finish within a time budget: a case that
+takes longer (a backtracking regex, a quadratic loop) fails the run, and its input is saved.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ import os
 import random
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 from pysse import ChatStream, SSEParser, SSEProtocolError
 from pysse.render import StreamingMarkdown, render
+
+from . import fuzz_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 SPICE = [
@@ -116,18 +121,57 @@ def one(data: bytes, rnd: random.Random) -> None:
     assert md.html == render(text), "streaming markdown differs from one-shot"
 
 
-def run(seconds: float, seed: int = 0) -> dict[str, float]:
+Generate = Callable[[random.Random, list[bytes]], bytes]
+Check = Callable[[bytes, random.Random], None]
+
+
+def mutated(rnd: random.Random, pool: list[bytes]) -> bytes:
+    return mutate(rnd.choice(pool), rnd, pool)
+
+
+# (name, make an input, check it): the run takes them in turn.
+TARGETS: list[tuple[str, Generate, Check]] = [
+    ("mutated fixtures", mutated, one),
+    ("json payloads", fuzz_json.generate, fuzz_json.one),
+]
+FAILURES = Path(__file__).resolve().parents[1] / ".cache" / "fuzz-failures"
+
+
+class TooSlow(AssertionError):
+    """An input took longer than the per-input budget."""
+
+
+def run(seconds: float, seed: int = 0, budget: float = 5.0) -> dict[str, float]:
     rnd = random.Random(seed)
     pool = corpus()
     tracemalloc.start()
     t0 = time.monotonic()
     n = 0
     while time.monotonic() - t0 < seconds:
-        one(mutate(rnd.choice(pool), rnd, pool), rnd)
+        name, generate, check = TARGETS[n % len(TARGETS)]
+        data = generate(rnd, pool)
+        t = time.monotonic()
+        try:
+            check(data, rnd)
+        except BaseException:
+            save(name, data)
+            raise
+        took = time.monotonic() - t
+        if took > budget:
+            path = save(name, data)
+            raise TooSlow(f"{name}: one input took {took:.1f} s (budget {budget} s): {path}")
         n += 1
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return {"cases": n, "seconds": time.monotonic() - t0, "peak_mib": peak / 2**20}
+
+
+def save(name: str, data: bytes) -> Path:
+    """Keep a failing input for the bug report (and a regression test)."""
+    FAILURES.mkdir(parents=True, exist_ok=True)
+    path = FAILURES / f"{name.replace(' ', '-')}-{int(time.time() * 1000)}.bin"
+    path.write_bytes(data)
+    return path
 
 
 if __name__ == "__main__":

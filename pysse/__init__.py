@@ -8,7 +8,14 @@ Everything here is sans-IO and pure Python; only ``pysse.browser`` touches ``js`
 """
 
 from .chat import ChatStream, aiter_chat, iter_chat
-from .errors import ChatStreamError, ConfigError, PysseError, SSEProtocolError
+from .errors import (
+    ChatStreamError,
+    ConfigError,
+    EventTooLargeError,
+    LineTooLongError,
+    PysseError,
+    SSEProtocolError,
+)
 from .events import (
     ChatEvent,
     Finish,
@@ -28,8 +35,10 @@ __all__ = [
     "ChatStream",
     "ChatStreamError",
     "ConfigError",
+    "EventTooLargeError",
     "Finish",
     "Format",
+    "LineTooLongError",
     "Outcome",
     "ProviderError",
     "PysseError",

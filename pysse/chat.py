@@ -10,7 +10,6 @@ the deltas that arrived, and nothing raises past ``feed`` for bad input: errors 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from .events import (
     TextDelta,
     Usage,
 )
+from .jsonsafe import JSONTooDeepError, loads_bounded
 from .providers import FORMATS, Decoder, Format, detect_format, error_from_payload, get_provider
 from .sse import Bytes, SSEEvent, SSEParser
 
@@ -46,6 +46,7 @@ class ChatStream:
         format: Format = "auto",
         *,
         max_line_bytes: int = 1 << 20,
+        max_event_bytes: int = 4 << 20,
         observer: Observer | None = None,
         on_comment: Callable[[str], object] | None = None,
     ) -> None:
@@ -58,7 +59,9 @@ class ChatStream:
         self._adapter_name: str | None = None
         if format != "auto":
             self._use(format)
-        self._parser = SSEParser(max_line_bytes=max_line_bytes, on_comment=on_comment)
+        self._parser = SSEParser(
+            max_line_bytes=max_line_bytes, on_comment=on_comment, max_event_bytes=max_event_bytes
+        )
         self._observer = observer
         self._parts: list[str] = []
         self._text: str | None = ""
@@ -200,8 +203,13 @@ class ChatStream:
         data = ev.data
         obj: dict[str, Any] | None
         try:
-            loaded = json.loads(data)
+            loaded = loads_bounded(data)
             obj = loaded if isinstance(loaded, dict) else None
+        except JSONTooDeepError as exc:
+            # Never parsed (it could crash the runtime): an error whatever the format.
+            return self._end_with_error(
+                ProviderError("malformed", f"the stream sent a payload with {exc}", raw=data)
+            )
         except ValueError:
             obj = None
         adapter = self._adapter

@@ -1,8 +1,10 @@
 """The exception tree: one base class a caller can catch, one subclass per layer.
 
     PysseError
-    ├── SSEProtocolError       bytes that are not a usable event stream (line too long,
-    │                          invalid UTF-8 in strict mode, feeding a closed parser)
+    ├── SSEProtocolError       bytes that are not a usable event stream (invalid UTF-8 in
+    │   │                      strict mode, feeding a closed parser)
+    │   ├── LineTooLongError   a line over ``max_line_bytes``
+    │   └── EventTooLargeError an event's data over ``max_event_bytes``
     ├── ChatStreamError        a ChatStream asked for something it cannot do (unknown format)
     └── ConfigError            a setting that cannot work (a relay's missing key variable,
                                an unknown format); the message says what to change
@@ -41,6 +43,16 @@ class SSEProtocolError(PysseError, ValueError):
         super().__init__(message)
         self.offset = offset
         self.events: list[SSEEvent] = list(events or [])
+
+
+class LineTooLongError(SSEProtocolError):
+    """A line longer than the parser's ``max_line_bytes``: not an event stream, or a broken
+    server. Raised before the line is buffered past the cap."""
+
+
+class EventTooLargeError(SSEProtocolError):
+    """An event whose data is larger than the parser's ``max_event_bytes``: raised as soon as
+    the data waiting for its blank line passes the cap, so memory stays bounded."""
 
 
 class ChatStreamError(PysseError, ValueError):

@@ -10,8 +10,9 @@ the analysis is done when someone opens the inspector, so a closed inspector cos
 from __future__ import annotations
 
 import codecs
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .chat import ChatStream
 from .events import ChatEvent, TextDelta, event_to_dict
@@ -23,12 +24,19 @@ __all__ = [
     "EventRow",
     "Report",
     "analyze",
+    "check_sizes",
     "compare_chunk_sizes",
+    "compare_steps",
     "cut",
     "replay",
+    "replay_refusal",
+    "replay_steps",
+    "run_steps",
     "show_text",
     "timing_summary",
 ]
+
+T = TypeVar("T")
 
 _VISIBLE = {"\r": "␍", "\n": "␊\n", "\t": "␉", "\x00": "␀"}
 
@@ -128,24 +136,76 @@ def cut(data: bytes, chunk: int) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
 
 
-def replay(data: bytes, chunk: int, fmt: Format = "auto") -> ChatStream:
-    """Feed ``data`` ``chunk`` bytes at a time (0: all at once); return the finished stream."""
+# What a replay may cost in a page: beyond these it would freeze the tab or exhaust its memory
+# (every chunk of a replay is recorded, as a live answer's are). The CLI has no such limits.
+REPLAY_MAX_BYTES = 16 << 20
+REPLAY_MAX_CHUNKS = 1 << 18
+FULL_CHECK_BYTES = 256 << 10  # the 20- and 1-byte comparisons only up to this size
+STEP = 2048  # feeds between the points where a stepwise replay lets the page breathe
+
+
+def replay_refusal(size: int, chunk: int) -> str | None:
+    """Why replaying ``size`` bytes at ``chunk`` bytes a piece is too much for a page, with
+    what to do instead; None when it is fine."""
+    if size > REPLAY_MAX_BYTES:
+        return (
+            f"this recording is {size / (1 << 20):,.1f} MiB; the page replays at most "
+            f"{REPLAY_MAX_BYTES >> 20} MiB (use `python -m pysse replay FILE` for bigger ones)"
+        )
+    pieces = -(-size // chunk) if chunk > 0 else 1
+    if pieces > REPLAY_MAX_CHUNKS:
+        smallest = -(-size // REPLAY_MAX_CHUNKS)
+        return (
+            f"replaying {size:,} bytes in {chunk}-byte chunks makes {pieces:,} chunks; the page "
+            f"replays at most {REPLAY_MAX_CHUNKS:,}: pick chunks of at least {smallest} bytes, "
+            f"or use `python -m pysse replay FILE --chunk {chunk}`"
+        )
+    return None
+
+
+def check_sizes(size: int) -> tuple[int, ...]:
+    """The chunk sizes the replay check compares for a recording of ``size`` bytes."""
+    return (0, 1000, 60, 20, 1) if size <= FULL_CHECK_BYTES else (0, 1000, 60)
+
+
+def run_steps(steps: Generator[None, None, T]) -> T:
+    """Drive a stepwise computation to its end at once (CPython, the CLI, tests)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+
+
+def replay_steps(
+    data: bytes, chunk: int, fmt: Format = "auto"
+) -> Generator[None, None, ChatStream]:
+    """``replay`` that yields every ``STEP`` feeds, so a page can let other work run."""
     cs = ChatStream(fmt)
-    for piece in cut(data, chunk):
-        cs.feed(piece)
+    size = chunk if chunk > 0 else max(len(data), 1)
+    for n, i in enumerate(range(0, len(data), size)):
+        cs.feed(data[i : i + size])
+        if n % STEP == STEP - 1:
+            yield
     cs.close()
     return cs
 
 
-def compare_chunk_sizes(
+def replay(data: bytes, chunk: int, fmt: Format = "auto") -> ChatStream:
+    """Feed ``data`` ``chunk`` bytes at a time (0: all at once); return the finished stream."""
+    return run_steps(replay_steps(data, chunk, fmt))
+
+
+def compare_steps(
     data: bytes, sizes: tuple[int, ...] = (0, 1000, 60, 20, 1), fmt: Format = "auto"
-) -> list[dict[str, Any]]:
+) -> Generator[None, None, list[dict[str, Any]]]:
     """Replay at each size and say whether text and outcome match the whole-buffer replay,
-    and where the text first differs if not (a parser that depends on chunking)."""
-    ref = replay(data, 0, fmt)
+    and where the text first differs if not (a parser that depends on chunking). Stepwise:
+    see ``replay_steps``."""
+    ref = yield from replay_steps(data, 0, fmt)
     rows = []
     for size in sizes:
-        cs = ref if size == 0 else replay(data, size, fmt)
+        cs = ref if size == 0 else (yield from replay_steps(data, size, fmt))
         same = cs.text == ref.text and cs.outcome == ref.outcome
         row: dict[str, Any] = {
             "chunk": size or "whole",
@@ -160,3 +220,10 @@ def compare_chunk_sizes(
             )
         rows.append(row)
     return rows
+
+
+def compare_chunk_sizes(
+    data: bytes, sizes: tuple[int, ...] = (0, 1000, 60, 20, 1), fmt: Format = "auto"
+) -> list[dict[str, Any]]:
+    """``compare_steps`` at once."""
+    return run_steps(compare_steps(data, sizes, fmt))

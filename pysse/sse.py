@@ -18,7 +18,8 @@ Why it is shaped the way it is:
   the line terminators are ASCII, a malformed sequence can never swallow one, so this is exactly
   per-line decoding, and it lets C do the work.
 * **Bounded memory.** A line longer than ``max_line_bytes`` raises before it is buffered past
-  the cap, whatever the chunking.
+  the cap, whatever the chunking; so does an event whose data lines add up to more than
+  ``max_event_bytes`` (counted in decoded characters, which never exceed the bytes).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
-from .errors import SSEProtocolError
+from .errors import EventTooLargeError, LineTooLongError, SSEProtocolError
 
 __all__ = ["Bytes", "SSEEvent", "SSEParser"]
 
@@ -66,11 +67,13 @@ class SSEParser:
         "_base",
         "_closed",
         "_data",
+        "_data_size",
         "_errors",
         "_event_type",
         "_failed",
         "_id_buf",
         "_max",
+        "_max_event",
         "_on_comment",
         "_parts",
         "_pending",
@@ -87,12 +90,16 @@ class SSEParser:
         max_line_bytes: int = 1 << 20,
         errors: Literal["replace", "strict"] = "replace",
         on_comment: Callable[[str], object] | None = None,
+        max_event_bytes: int = 4 << 20,
     ) -> None:
         if errors not in ("replace", "strict"):
             raise ValueError(f"errors must be 'replace' or 'strict', not {errors!r}")
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be at least 1")
+        if max_event_bytes < 1:
+            raise ValueError("max_event_bytes must be at least 1")
         self._max = max_line_bytes
+        self._max_event = max_event_bytes
         self._errors = errors
         self._on_comment = on_comment
         # The partial line after the last line end, as the chunks it arrived in: joined once,
@@ -102,6 +109,7 @@ class SSEParser:
         self._pending = 0  # total length of _parts
         self._base = 0  # stream offset of the first pending byte
         self._data: list[str] = []  # data lines of the event being built
+        self._data_size = 0  # their length, each counted with one separator
         self._event_type = ""
         self._id_buf = ""
         self._start = True  # no byte seen yet: a BOM may still come (possibly split)
@@ -155,6 +163,7 @@ class SSEParser:
         self._parts.clear()
         self._pending = 0
         self._data = []
+        self._data_size = 0
         self._event_type = ""
         self._closed = self._slow = True
         return []
@@ -250,7 +259,11 @@ class SSEParser:
             if skip < 0:
                 self._process([line.decode("utf-8", self._errors)], [])
             else:
-                self._data.append(str(memoryview(line)[skip:], "utf-8", self._errors))
+                value = str(memoryview(line)[skip:], "utf-8", self._errors)
+                self._data.append(value)
+                self._data_size += len(value) + 1
+                if self._data_size - 1 > self._max_event:
+                    self._fail_event(self._data_size - 1, [])
         except UnicodeDecodeError:
             self._lines(line, pos, [])  # strict mode: raises with the offset
 
@@ -296,9 +309,20 @@ class SSEParser:
         """The pending (unterminated) line is over the cap."""
         self._fail_overflow(self._pending, self._base, events)
 
+    def _fail_event(self, size: int, events: list[SSEEvent]) -> None:
+        self._fail(
+            EventTooLargeError(
+                f"event data larger than max_event_bytes={self._max_event} (at least {size} "
+                f"characters before byte offset {self._base + self._pending}): a runaway or "
+                "hostile stream",
+                offset=None,
+                events=events,
+            )
+        )
+
     def _fail_overflow(self, size: int, offset: int, events: list[SSEEvent]) -> None:
         self._fail(
-            SSEProtocolError(
+            LineTooLongError(
                 f"line longer than max_line_bytes={self._max} (at least {size} bytes without a "
                 f"line end, from byte offset {offset}): not an event stream, or a broken server",
                 offset=offset,
@@ -368,6 +392,7 @@ class SSEParser:
         """Apply the field rules to decoded lines, appending dispatched events to ``events``.
         This loop is the parser's hot path."""
         data = self._data
+        held = len(data)  # lines already counted in _data_size
         etype = self._event_type
         for line in lines:
             if line[:6] == "data: ":
@@ -377,14 +402,12 @@ class SSEParser:
                 # Blank line: dispatch. The spec sets the last event ID even with no data.
                 self.last_event_id = self._id_buf
                 if data:
-                    events.append(
-                        SSEEvent(
-                            etype or "message",
-                            data[0] if len(data) == 1 else "\n".join(data),
-                            self._id_buf,
-                        )
-                    )
+                    value = data[0] if len(data) == 1 else "\n".join(data)
+                    if len(value) > self._max_event:
+                        self._fail_event(len(value), events)
+                    events.append(SSEEvent(etype or "message", value, self._id_buf))
                     data = []
+                    held = self._data_size = 0
                 etype = ""
                 continue
             colon = line.find(":")
@@ -407,9 +430,16 @@ class SSEParser:
             elif field == "id":
                 if "\x00" not in value:
                     self._id_buf = value
-            elif field == "retry" and value.isascii() and value.isdigit():
+            elif field == "retry" and value.isascii() and value.isdigit() and len(value) <= 15:
+                # Longer (over 31,000 years; past int()'s digit limit from 4,300) is ignored
+                # like an invalid value, so no chunking can make it raise.
                 self.retry = int(value)
             # any other field name is ignored, as the spec requires
+        if len(data) > held:  # the event still being built grew: keep its size bounded
+            self._data_size += sum(map(len, data[held:])) + len(data) - held
+            if self._data_size - 1 > self._max_event:
+                self._data = data
+                self._fail_event(self._data_size - 1, events)
         self._data = data
         self._event_type = etype
         return events

@@ -100,6 +100,7 @@ def test_message_sent_before_python_is_ready_goes_out(make_page: Any) -> None:
         ("/demo html", "error", "not text/event-stream"),
         ("/demo error", "error", "The server had an error (demo)."),
         ("/demo malformed", "error", "not JSON"),
+        ("/demo deep", "error", "nested more than 128 levels deep"),
         ("/demo bytes", "completed", "Done"),
         ("/demo burst", "completed", "Done"),
     ],
@@ -120,7 +121,7 @@ def test_demo_failures_show_state_and_keep_text(
     cs.feed(raw)
     cs.close()
     assert text == cs.text
-    if command in ("/demo drop", "/demo error", "/demo malformed"):
+    if command in ("/demo drop", "/demo error", "/demo malformed", "/demo deep"):
         assert text and RICH_ANSWER.startswith(text) and text != RICH_ANSWER
     if state == "completed":
         assert text == RICH_ANSWER

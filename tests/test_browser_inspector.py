@@ -93,6 +93,7 @@ def test_save_gives_the_exact_bytes_and_replay_matches_at_1_and_1000(
         assert replayed.get_attribute("data-replay") == "1"
         assert replayed.get_attribute("data-state") == "completed"
         assert replayed.get_attribute("data-text") == original
+        page.wait_for_selector("[data-role=insp-verdict]")  # the check runs after the replay
         assert "identical text at every chunk size" in page.inner_text("[data-role=insp-body]")
         page.set_input_files("[data-role=replay-file]", [])
 
@@ -103,3 +104,38 @@ def test_inspect_query_opens_the_panel(make_page: Any) -> None:
     page.goto(p.base + "/?inspect=1")
     page.wait_for_selector("body[data-ready='1']", timeout=60_000)
     assert page.is_visible("[data-role=inspector]")
+
+
+def test_replays_too_big_for_a_page_are_refused_and_big_ones_do_not_block(
+    make_page: Any,
+) -> None:
+    p = make_page()
+    page = p.page
+    page.goto(p.base + "/?inspect=1")  # no answer yet: a saved file can still be replayed
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    page.click("[data-tab=replay]")
+    huge = {"name": "huge.sse", "mimeType": "text/event-stream", "buffer": b": x\n" * (5 << 20)}
+    page.select_option("[data-role=replay-chunk]", "1000")
+    page.set_input_files("[data-role=replay-file]", [huge])
+    refused = page.wait_for_selector("[data-role=insp-refused]")
+    assert "20.0 MiB" in refused.inner_text() and "python -m pysse replay" in refused.inner_text()
+    page.set_input_files("[data-role=replay-file]", [])
+    many = {"name": "many.sse", "mimeType": "text/event-stream", "buffer": b": x\n" * 100_000}
+    page.select_option("[data-role=replay-chunk]", "1")
+    page.set_input_files("[data-role=replay-file]", [many])
+    refused = page.wait_for_selector("[data-role=insp-refused]")
+    assert "400,000 chunks" in refused.inner_text()
+    assert page.locator("[data-role=assistant]").count() == 0  # nothing was replayed
+    page.set_input_files("[data-role=replay-file]", [])
+    # ~1.5 MB of answer in 1000-byte chunks: the page keeps painting frames while it replays.
+    big = relay_bytes("/demo long") * 5
+    page.select_option("[data-role=replay-chunk]", "1000")
+    f0 = page.evaluate("window.__frames")
+    page.set_input_files(
+        "[data-role=replay-file]",
+        [{"name": "big.sse", "mimeType": "text/event-stream", "buffer": big}],
+    )
+    replayed = p.wait_done(timeout=120_000)
+    assert replayed.get_attribute("data-state") == "completed"
+    assert page.evaluate("window.__frames") - f0 > 10
+    page.wait_for_selector("[data-role=insp-verdict]", timeout=120_000)

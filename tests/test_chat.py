@@ -256,3 +256,19 @@ def test_state_is_read_only() -> None:
         with pytest.raises(AttributeError):
             setattr(cs, name, None)
     assert isinstance(ChatStreamError("x"), ValueError)
+
+
+DEEP = b'data: {"choices":[{"delta":{"content":"x"},"pad":' + b"[" * 6000 + b"]" * 6000 + b"}]}\n\n"
+
+
+@pytest.mark.parametrize("depth_events", ["one", "many"])
+def test_deeply_nested_json_is_malformed_at_every_chunking(depth_events: str) -> None:
+    head = b'data: {"choices":[{"delta":{"content":"before "}}]}\n\n'
+    tail = b'data: {"choices":[{"delta":{"content":"after"}}]}\n\ndata: [DONE]\n\n'
+    body = head + DEEP + tail if depth_events == "one" else head + DEEP * 3 + tail
+    for size in (1, 13, 100, len(head), len(head) + len(DEEP), len(body)):
+        cs, _ = run(body, size)
+        assert cs.outcome == Outcome.ERROR, size
+        assert cs.error is not None and cs.error.kind == "malformed"
+        assert "nested more than 128 levels deep" in cs.error.message
+        assert cs.text == "before "

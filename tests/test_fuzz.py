@@ -4,12 +4,15 @@ raw random bytes."""
 from __future__ import annotations
 
 import random
+import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench import fuzz
+from bench import fuzz, fuzz_json
 from pysse import ChatStream, SSEParser, SSEProtocolError
+from pysse.jsonsafe import nesting_depth
 
 
 def test_short_fuzz_run() -> None:
@@ -39,3 +42,22 @@ def test_random_bytes_only_documented_errors(data: bytes, size: int) -> None:
         cs.feed(data[i : i + size])
     cs.close()
     assert cs.outcome is not None
+
+
+def test_json_generator_reaches_the_hostile_shapes() -> None:
+    rnd = random.Random(3)
+    streams = [fuzz_json.stream(rnd) for _ in range(400)]
+    assert any(nesting_depth(s, stop_above=1000) > 1000 for s in streams)  # deep
+    assert any(b"9" * 4301 in s for s in streams)  # past int()'s digit limit
+    assert any(b"\\ud83d" in s for s in streams)  # half a surrogate pair
+    assert any(s.count(b'"type":') > 1 for s in streams)  # duplicate keys
+
+
+def test_an_input_over_the_time_budget_fails_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    def slow(data: bytes, rnd: random.Random) -> None:
+        time.sleep(0.05)
+
+    monkeypatch.setattr(fuzz, "TARGETS", [("slow", lambda rnd, pool: b"x", slow)])
+    monkeypatch.setattr(fuzz, "FAILURES", fuzz.FAILURES.parent / "fuzz-failures-test")
+    with pytest.raises(fuzz.TooSlow, match="budget"):
+        fuzz.run(seconds=2, seed=1, budget=0.01)

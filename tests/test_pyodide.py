@@ -33,6 +33,25 @@ for name, hexbody in data["fixtures"].items():
         rows.append([cs.text, str(cs.outcome), cs.finish_reason,
                      [cs.usage.input_tokens, cs.usage.output_tokens] if cs.usage else None])
     out["fixtures"][name] = rows
+hostile = {}
+head = b'data: {"choices":[{"delta":{"content":"before "}}]}\n\n'
+for n in (6000, 100000):  # once a fatal "Maximum call stack size exceeded" for the runtime
+    pad = b"[" * n + b"]" * n
+    body = head + b'data: {"choices":[{"delta":{"content":"x"},"pad":' + pad + b"}]}\n\n"
+    for size in (997, len(body)):
+        cs = ChatStream()
+        for i in range(0, len(body), size):
+            cs.feed(body[i:i + size])
+        cs.close()
+        hostile[f"deep {n} @ {size}"] = [cs.text, str(cs.outcome), cs.error and cs.error.kind]
+body = b"retry: " + b"9" * 5000 + b"\n" + head + b"data: [DONE]\n\n"
+for size in (1, 7, len(body)):
+    cs = ChatStream()
+    for i in range(0, len(body), size):
+        cs.feed(body[i:i + size])
+    cs.close()
+    hostile[f"retry @ {size}"] = [cs.text, str(cs.outcome), cs.error and cs.error.kind]
+out["hostile"] = hostile
 md = StreamingMarkdown()
 text = data["markdown"]
 for i in range(0, len(text), 5):
@@ -84,6 +103,12 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> 
     want = json.loads(str(scope["RESULT"]))
     assert got["fixtures"] == want["fixtures"]
     assert got["markdown"] == want["markdown"]
+    assert got["hostile"] == want["hostile"]
+    for name, (text, outcome, kind) in got["hostile"].items():
+        if name.startswith("deep"):
+            assert (text, outcome, kind) == ("before ", "error", "malformed"), name
+        else:
+            assert (text, outcome, kind) == ("before ", "completed", None), name
 
 
 def test_cpython_test_env_uses_the_browser_wheel_versions() -> None:

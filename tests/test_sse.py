@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pysse import SSEEvent, SSEParser, SSEProtocolError
+from pysse import EventTooLargeError, LineTooLongError, SSEEvent, SSEParser, SSEProtocolError
 
 E = SSEEvent
 
@@ -121,6 +121,21 @@ def test_retry_only_ascii_digits() -> None:
     assert p.retry == 7
 
 
+@pytest.mark.parametrize("digits", [16, 4301, 100_000])
+def test_an_absurdly_long_retry_is_ignored_at_every_chunking(digits: int) -> None:
+    stream = b"retry: 250\n\ndata: a\n\nretry: " + b"9" * digits + b"\ndata: b\n\n"
+    for size in (1, 7, 4096, len(stream)):
+        p = SSEParser()
+        got: list[SSEEvent] = []
+        for i in range(0, len(stream), size):
+            got += p.feed(stream[i : i + size])
+        assert got == [E("message", "a"), E("message", "b")], size
+        assert p.retry == 250
+    p = SSEParser()
+    p.feed(b"retry: " + b"9" * 15 + b"\n")
+    assert p.retry == 10**15 - 1
+
+
 def test_last_event_id_persists_and_updates_on_blank_line() -> None:
     p = SSEParser()
     p.feed(b"id: 42\n")
@@ -158,6 +173,7 @@ def test_line_cap_raises_with_bounded_memory() -> None:
     assert peak < (1 << 20) + 4 * 65536 + 65536, peak
     assert info.value.offset == len(b"data: ok\n\n")
     assert "max_line_bytes" in str(info.value)
+    assert isinstance(info.value, LineTooLongError)
     with pytest.raises(SSEProtocolError):
         p.feed(b"\n\n")  # the parser stays failed
 
@@ -186,6 +202,40 @@ def test_overflow_after_crlf_line_keeps_exactly_the_earlier_lines() -> None:
                 got += p.feed(stream[i : i + size])
         assert got + info.value.events == [], size
         assert info.value.offset == 6
+
+
+def _run(stream: bytes, size: int, **kw: int) -> tuple[list[SSEEvent], SSEProtocolError | None]:
+    p = SSEParser(**kw)
+    got: list[SSEEvent] = []
+    try:
+        for i in range(0, len(stream), size):
+            got += p.feed(stream[i : i + size])
+    except SSEProtocolError as exc:
+        return got + exc.events, exc
+    return got, None
+
+
+@pytest.mark.parametrize("size", [1, 5, 64, 1000, 1 << 20])
+def test_event_data_is_capped_the_same_at_every_chunking(size: int) -> None:
+    big = b"".join(b"data: " + b"x" * 99 + b"\n" for _ in range(30))  # 3,000 chars, many lines
+    stream = b"data: a\n\n" + big + b"\ndata: after\n\n"
+    got, err = _run(stream, size, max_event_bytes=2000)
+    assert got == [E("message", "a")]
+    assert isinstance(err, EventTooLargeError) and "max_event_bytes=2000" in str(err)
+    ok, none = _run(stream, size, max_event_bytes=3000)  # 30 x 99 + 29 newlines = 2,999
+    assert none is None and [e.data for e in ok] == ["a", "\n".join(["x" * 99] * 30), "after"]
+
+
+def test_event_data_memory_stays_bounded() -> None:
+    p = SSEParser(max_event_bytes=1 << 20)
+    line = b"data: " + b"y" * 4000 + b"\n"
+    tracemalloc.start()
+    with pytest.raises(EventTooLargeError):
+        for _ in range(100_000):  # ~400 MB of data lines with no blank line
+            p.feed(line)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 4 << 20, peak
 
 
 def test_line_exactly_at_cap_is_fine() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Generator
 from typing import Any
 
 import js
@@ -21,8 +22,8 @@ from pyodide.ffi import create_proxy
 from ..inspector import cut
 from ..page.request import build_body, parse_header_lines, relay_url
 from ..page.settings import DEFAULTS, SETTINGS_KEY, coerce, load_settings
-from .dom import Listeners, js_obj, q, spawn
-from .inspector_panel import InspectorPanel
+from .dom import Listeners, js_obj, q, run_sliced, spawn
+from .inspector_panel import WHOLE_MAX, InspectorPanel
 from .scroll import ScrollBinding
 from .turn import Turn
 
@@ -285,16 +286,28 @@ class App:
         return turn
 
     async def _play(self, turn: Turn, data: bytes, chunk: int, delay_ms: int) -> None:
-        for n, piece in enumerate(cut(data, chunk)):
-            if turn.state != "streaming":
-                return
-            turn.feed_bytes(piece)
-            if delay_ms:
+        if delay_ms:
+            for piece in cut(data, chunk):
+                if turn.state != "streaming":
+                    return
+                turn.feed_bytes(piece)
                 await asyncio.sleep(delay_ms / 1000)
-            elif n % 256 == 255:
-                await asyncio.sleep(0)  # let the page breathe during a 1-byte replay
+        else:
+            await run_sliced(self._feed_steps(turn, data, chunk))
         if turn.state == "streaming":
             turn.on_end()
+
+    @staticmethod
+    def _feed_steps(turn: Turn, data: bytes, chunk: int) -> Generator[None, None, None]:
+        """Feed a replay, pausing every so often (``run_sliced`` lets the page breathe)."""
+        # "Whole" means one piece, up to a size one task can parse without a visible freeze.
+        size = chunk if chunk > 0 else min(max(len(data), 1), WHOLE_MAX)
+        for n, i in enumerate(range(0, len(data), size)):
+            if turn.state != "streaming":
+                return
+            turn.feed_bytes(data[i : i + size])
+            if n % 64 == 63 or size >= 1 << 16:
+                yield
 
     def warm_up(self) -> None:
         """Pay one-time costs (markdown-it's first parse, pygments' lexer imports: ~50 ms in

@@ -8,13 +8,16 @@ so listeners are wrapped in ``create_proxy`` and kept alive for the page's lifet
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any, TypeVar, cast
 
 import js
 from pyodide.ffi import create_proxy, to_js
 
-__all__ = ["Listeners", "js_obj", "q", "spawn"]
+__all__ = ["Listeners", "js_obj", "q", "run_sliced", "spawn"]
+
+T = TypeVar("T")
+SLICE_MS = 8.0  # work between pauses: well inside a frame, so input and painting go on
 
 
 def q(sel: str, root: Any = None) -> Any:
@@ -47,3 +50,18 @@ def spawn(coro: Coroutine[Any, Any, None]) -> None:
     task = asyncio.ensure_future(coro)
     _TASKS.add(task)
     task.add_done_callback(_TASKS.discard)
+
+
+async def run_sliced(steps: Generator[None, None, T], slice_ms: float = SLICE_MS) -> T:
+    """Drive a stepwise computation (one that yields now and then, see
+    ``inspector.replay_steps``) without blocking the page: whenever ``slice_ms`` of work has
+    passed, give the event loop a turn (input, painting) before going on."""
+    start = js.performance.now()
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+        if js.performance.now() - start >= slice_ms:
+            await asyncio.sleep(0)
+            start = js.performance.now()

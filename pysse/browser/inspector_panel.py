@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import js
 from pyodide.ffi import create_once_callable, to_js
 
-from ..inspector import Report, analyze, compare_chunk_sizes
+from ..inspector import Report, analyze, check_sizes, compare_steps, replay_refusal
 from ..page.inspector_view import (
     PAGE,
     render_compare,
@@ -20,7 +20,9 @@ from ..page.inspector_view import (
     render_raw,
     render_timing,
 )
-from .dom import js_obj, q, spawn
+from .dom import js_obj, q, run_sliced, spawn
+
+WHOLE_MAX = 1 << 20  # a "whole" replay bigger than this is fed in pieces of this size
 
 if TYPE_CHECKING:
     from .app import App
@@ -80,17 +82,26 @@ class InspectorPanel:
         return self._report
 
     def render(self) -> None:
-        turn = self.turn
-        if turn is None or not self.is_open:
+        if not self.is_open:
             return
         self.renders += 1
         for b in self.panel.querySelectorAll("[data-tab]"):
             b.setAttribute(
                 "aria-selected", "true" if b.getAttribute("data-tab") == self.tab else "false"
             )
+        q("[data-role=insp-replay]").hidden = self.tab != "replay"
+        turn = self.turn
+        if turn is None:  # opened with ?inspect=1: a saved file can still be replayed
+            q("[data-role=insp-title]").textContent = ""
+            self.body.innerHTML = (
+                render_compare(None)
+                if self.tab == "replay"
+                else '<p class="insp-note">Press <b>Inspect</b> under an answer to see its raw '
+                "chunks, events and timing, or replay a saved .sse file (Replay).</p>"
+            )
+            return
         idx = self.app.turns.index(turn) + 1 if turn in self.app.turns else 0
         q("[data-role=insp-title]").textContent = f"answer {idx} · {turn.state}"
-        q("[data-role=insp-replay]").hidden = self.tab != "replay"
         if self.tab == "replay":
             html = render_compare(self.compare)
         elif self.tab == "timing":
@@ -140,23 +151,63 @@ class InspectorPanel:
     def start_replay(self, data: bytes, label: str) -> None:
         chunk = int(q("[data-role=replay-chunk]").value or 0)
         delay = int(q("[data-role=replay-delay]").value or 0)
-        self.compare = compare_chunk_sizes(data, fmt=self.app.settings["format"])
-        size = f"{chunk}-byte chunks" if chunk else "one chunk"
+        refusal = replay_refusal(len(data), chunk)
+        if refusal is not None:
+            self.refuse(refusal)
+            return
+        self.compare = None
+        size = (
+            f"{chunk}-byte chunks"
+            if chunk
+            else "one chunk"
+            if len(data) <= WHOLE_MAX
+            else f"{WHOLE_MAX >> 10} KiB chunks"
+        )
         turn = self.app.replay(data, chunk, delay, f"{label} in {size}")
         self.tab = "replay"
         self.turn = turn
         self.render()
+        spawn(self._compare(data, turn))
+
+    async def _compare(self, data: bytes, turn: Turn) -> None:
+        """The same-text check at several chunk sizes, in slices that keep the page alive."""
+        rows = await run_sliced(
+            compare_steps(data, check_sizes(len(data)), self.app.settings["format"])
+        )
+        if self.turn is turn:
+            self.compare = rows
+            self.render()
+
+    def refuse(self, message: str) -> None:
+        """Say why a replay is not started (too big for a page) and what to do instead."""
+        self.tab = "replay"
+        self.compare = None
+        self.render()
+        note = js.document.createElement("p")
+        note.className = "insp-note bad"
+        note.dataset.role = "insp-refused"
+        note.textContent = f"Not replayed: {message}."
+        self.body.prepend(note)
 
     def _on_file(self, e: Any) -> None:
         files = e.target.files
         if files.length:
-            spawn(self._read_file(files.item(0)))
+            self._take_file(files.item(0))
 
     def _on_drop(self, e: Any) -> None:
         e.preventDefault()
         files = e.dataTransfer.files
         if files.length:
-            spawn(self._read_file(files.item(0)))
+            self._take_file(files.item(0))
+
+    def _take_file(self, file: Any) -> None:
+        # Refuse by the file's size before reading it: reading 200 MB is the freeze itself.
+        chunk = int(q("[data-role=replay-chunk]").value or 0)
+        refusal = replay_refusal(int(file.size), chunk)
+        if refusal is not None:
+            self.refuse(refusal)
+            return
+        spawn(self._read_file(file))
 
     async def _read_file(self, file: Any) -> None:
         buf = await file.arrayBuffer()

@@ -4,10 +4,10 @@ and how a form value becomes a setting. Pure; the browser reads and writes the D
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..jsonsafe import loads_bounded
 from ..providers import FORMATS
 
 __all__ = ["DEFAULTS", "SETTINGS_KEY", "coerce", "image_hosts", "load_settings"]
@@ -32,7 +32,7 @@ def load_settings(saved: str | None, site: Mapping[str, Any]) -> dict[str, Any]:
     if site.get("format") in FORMATS:
         s["format"] = site["format"]
     try:
-        stored = json.loads(saved or "{}")
+        stored = loads_bounded(saved or "{}")
     except ValueError:
         stored = None
     if isinstance(stored, dict):

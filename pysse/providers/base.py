@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..events import ChatEvent, ProviderError
+from ..jsonsafe import loads_bounded
 from ..sse import SSEEvent
 
 __all__ = [
@@ -72,8 +73,8 @@ def error_message(body: str, limit: int = 300) -> str:
     ``error.message`` of a JSON error (OpenAI, Anthropic, Gemini, pysse's relay), a bare
     ``error`` string or ``message``, else the body's text, cut to ``limit`` characters."""
     try:
-        obj = json.loads(body)
-    except ValueError:
+        obj = loads_bounded(body)
+    except ValueError:  # not JSON, or nested too deep to parse safely
         obj = None
     if isinstance(obj, dict):
         err = obj.get("error")

@@ -33,6 +33,7 @@ COMMANDS = {
     "long": "a ~30 KB answer, fast",
     "slow": "a slow answer (a delta every 250 ms)",
     "xss": "hostile markdown: scripts, handlers, javascript: links, image beacons",
+    "deep": "a payload nested 6,000 levels deep mid-answer (must not crash Python)",
     "echo": "/demo echo TEXT streams TEXT verbatim",
 }
 
@@ -206,7 +207,12 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
     if cmd in ("drop", "stall"):
         deltas = deltas[: len(deltas) // 3]
         kw["terminal"] = False
-    events = encode_answer(get_provider(fmt), deltas, error_message=DEMO_ERROR, **kw)
+    provider = get_provider(fmt)
+    events = encode_answer(provider, deltas, error_message=DEMO_ERROR, **kw)
+    if cmd == "deep":
+        pad = "[" * 6000 + "]" * 6000
+        deep = f'data: {{"choices":[{{"delta":{{"content":"x"}},"pad":{pad}}}]}}'
+        events.insert(len(events) // 3, f"{deep}{provider.eol}{provider.eol}".encode())
     if cmd == "bytes":
         chunks = _rechunk(events, rnd, 1, 1)
         delays = [0.002 * pace] * len(chunks)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hmac
-import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import ConfigError
+from ..jsonsafe import loads_bounded
 from ..providers import PROVIDERS, Provider, error_message, get_provider
 
 __all__ = ["RelayConfig", "create_relay_app", "json_error", "read_json_body", "relay_endpoint"]
@@ -125,7 +125,7 @@ async def read_json_body(
             return json_error(413, "request_too_large", f"request body over {limit} bytes", headers)
     raw = b"".join(parts)
     try:
-        obj = json.loads(raw or (b"{}" if allow_empty else b""))
+        obj = loads_bounded(raw or (b"{}" if allow_empty else b""))
     except ValueError:
         obj = None
     if not isinstance(obj, dict):

@@ -1,0 +1,66 @@
+"""jsonsafe.py: nesting is bounded before parsing, in linear time; brackets inside strings do
+not count; ordinary JSON parses exactly as json.loads parses it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pysse.jsonsafe import MAX_DEPTH, JSONTooDeepError, loads_bounded, nesting_depth
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(json_values)
+def test_ordinary_json_parses_as_json_loads_does(value: object) -> None:
+    text = json.dumps(value)
+    assert loads_bounded(text) == json.loads(text)
+    assert loads_bounded(text.encode("utf-16")) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        ("1", 0),
+        ("[]", 1),
+        ('{"a": [1, {"b": []}]}', 4),
+        ('["[[[[", "{{{{"]', 1),
+        ('["\\"[[[["]', 1),  # an escaped quote does not end the string
+        ('"\\\\"', 0),
+    ],
+)
+def test_nesting_depth_ignores_brackets_in_strings(text: str, depth: int) -> None:
+    assert nesting_depth(text) == depth
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"a":' * 50_000 + "1" + "}" * 50_000,
+        '{"choices":[{"delta":{"content":"x"},"pad":' + "[" * 6000 + "]" * 6000 + "}]}",
+        "[" * (MAX_DEPTH + 1),
+    ],
+)
+def test_too_deep_is_refused_before_parsing(text: str) -> None:
+    t = time.perf_counter()
+    with pytest.raises(JSONTooDeepError) as info:
+        loads_bounded(text)
+    assert time.perf_counter() - t < 1.0  # linear; json.loads itself would recurse
+    assert isinstance(info.value, ValueError) and info.value.max_depth == MAX_DEPTH
+
+
+def test_exactly_max_depth_parses_and_many_strings_stay_linear() -> None:
+    assert loads_bounded("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None
+    hostile = '["' + '\\"[' * 200_000 + '"]'  # many brackets, all inside one string
+    t = time.perf_counter()
+    assert loads_bounded(hostile) == [json.loads(hostile)[0]]
+    assert time.perf_counter() - t < 2.0
