@@ -145,24 +145,26 @@ def run(seconds: float, seed: int = 0, budget: float = 5.0) -> dict[str, float]:
     rnd = random.Random(seed)
     pool = corpus()
     tracemalloc.start()
-    t0 = time.monotonic()
-    n = 0
-    while time.monotonic() - t0 < seconds:
-        name, generate, check = TARGETS[n % len(TARGETS)]
-        data = generate(rnd, pool)
-        t = time.monotonic()
-        try:
-            check(data, rnd)
-        except BaseException:
-            save(name, data)
-            raise
-        took = time.monotonic() - t
-        if took > budget:
-            path = save(name, data)
-            raise TooSlow(f"{name}: one input took {took:.1f} s (budget {budget} s): {path}")
-        n += 1
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    try:
+        t0 = time.monotonic()
+        n = 0
+        while time.monotonic() - t0 < seconds:
+            name, generate, check = TARGETS[n % len(TARGETS)]
+            data = generate(rnd, pool)
+            t = time.monotonic()
+            try:
+                check(data, rnd)
+            except BaseException:
+                save(name, data)
+                raise
+            took = time.monotonic() - t
+            if took > budget:
+                path = save(name, data)
+                raise TooSlow(f"{name}: one input took {took:.1f} s (budget {budget} s): {path}")
+            n += 1
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
     return {"cases": n, "seconds": time.monotonic() - t0, "peak_mib": peak / 2**20}
 
 
