@@ -26,7 +26,7 @@ def texts(c: Conversation) -> list[str]:
 
 def test_a_path_and_its_history() -> None:
     c, ids = chat()
-    _u1, _a1, u2, _a2 = ids["u1"], ids["a1"], ids["u2"], ids["a2"]
+    u2 = ids["u2"]
     assert texts(c) == ["hi", "Hello!", "tell me more", "More."]
     assert c.history(u2) == [("user", "hi"), ("assistant", "Hello!"), ("user", "tell me more")]
     assert c.title == "hi"
@@ -34,7 +34,7 @@ def test_a_path_and_its_history() -> None:
 
 def test_regenerate_adds_a_version_replying_to_the_same_history() -> None:
     c, ids = chat()
-    _u1, a1, _u2, _a2 = ids["u1"], ids["a1"], ids["u2"], ids["a2"]
+    a1 = ids["a1"]
     v2 = c.regenerate(a1)
     assert c.history(v2.parent or "") == [("user", "hi")]
     assert c.versions(v2.id) == (2, 2) and c.versions(a1) == (1, 2)
@@ -47,7 +47,7 @@ def test_regenerate_adds_a_version_replying_to_the_same_history() -> None:
 
 def test_edit_starts_a_branch_and_keeps_the_old_one() -> None:
     c, ids = chat()
-    _u1, a1, u2, _a2 = ids["u1"], ids["a1"], ids["u2"], ids["a2"]
+    a1, u2 = ids["a1"], ids["u2"]
     e = c.edit(u2, "tell me less")
     answer = c.start_answer(e.id)
     assert c.history(e.id)[-1] == ("user", "tell me less")
@@ -61,7 +61,7 @@ def test_edit_starts_a_branch_and_keeps_the_old_one() -> None:
 
 def test_continue_sends_the_partial_answer_and_joins_the_rest() -> None:
     c, ids = chat()
-    _u1, _a1, _u2, a2 = ids["u1"], ids["a1"], ids["u2"], ids["a2"]
+    a2 = ids["a2"]
     c.finish(a2, "More", "truncated", detail="truncated: the connection closed")
     history, prefix = c.continue_from(a2)
     assert history[-1] == ("assistant", "More") and prefix == "More"
@@ -81,7 +81,7 @@ def test_empty_failed_answers_are_not_sent() -> None:
 
 def test_json_round_trip_keeps_versions_branches_and_selection() -> None:
     c, ids = chat()
-    _u1, a1, _u2, _a2 = ids["u1"], ids["a1"], ids["u2"], ids["a2"]
+    a1 = ids["a1"]
     c.regenerate(a1)
     c.select(a1)
     back = Conversation.from_json(json.loads(json.dumps(c.to_json())))
@@ -122,7 +122,7 @@ def test_bad_imports_say_what_is_wrong(mutate: object, message: str) -> None:
 
 def test_markdown_export() -> None:
     c, ids = chat()
-    _u1, _a1, _u2, a2 = ids["u1"], ids["a1"], ids["u2"], ids["a2"]
+    a2 = ids["a2"]
     c.finish(a2, "More", "truncated")
     md = c.to_markdown()
     assert md.startswith("# hi\n") and "## Assistant (truncated)\n\nMore" in md
