@@ -18,6 +18,7 @@ from fixtures_util import FIXTURES
 from pysse import Finish, Outcome, TextDelta, aiter_chat, iter_chat
 from pysse.providers import error_message
 from pysse.testing import KitError, Script, ScriptServer
+from raw_http import exchange, parse, read_to_eof, send_raw
 
 SAVED = Script.from_file(FIXTURES / "openai_chat_text.sse")
 BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
@@ -28,52 +29,6 @@ def srv() -> Iterator[ScriptServer]:
     """One server for the module (tests run one at a time; each plays its own script)."""
     with ScriptServer() as server:
         yield server
-
-
-# -- a raw HTTP client, to see the chunks themselves ---------------------------------------------
-
-
-def send_raw(url: str, body: bytes = b"{}", extra: str = "") -> socket.socket:
-    host, port = url.removeprefix("http://").split(":")
-    sock = socket.create_connection((host, int(port)), timeout=30)
-    sock.sendall(
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json"
-        f"\r\nContent-Length: {len(body)}\r\n{extra}\r\n".encode()
-        + body
-    )
-    return sock
-
-
-def read_to_eof(sock: socket.socket) -> bytes:
-    parts = []
-    while data := sock.recv(65536):
-        parts.append(data)
-    sock.close()
-    return b"".join(parts)
-
-
-def parse(raw: bytes) -> tuple[str, dict[str, str], list[bytes], bool]:
-    """Status line, headers, the body's HTTP chunks, and whether the terminating chunk came."""
-    head, _, rest = raw.partition(b"\r\n\r\n")
-    status, *lines = head.decode("latin-1").split("\r\n")
-    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
-    if "content-length" in headers:
-        return status, headers, [rest], len(rest) == int(headers["content-length"])
-    chunks = []
-    while rest:
-        size_line, _, rest = rest.partition(b"\r\n")
-        size = int(size_line, 16)
-        if size == 0:
-            return status, headers, chunks, rest == b"\r\n"
-        chunks.append(rest[:size])
-        if len(rest) < size + 2:
-            break
-        rest = rest[size + 2 :]
-    return status, headers, chunks, False
-
-
-def exchange(url: str) -> tuple[str, dict[str, str], list[bytes], bool]:
-    return parse(read_to_eof(send_raw(url)))
 
 
 # -- bytes on the wire ---------------------------------------------------------------------------
@@ -132,24 +87,24 @@ def test_a_stall_sends_nothing_for_that_long(srv: ScriptServer) -> None:
 
 
 def test_slow_headers_send_not_even_the_status_line(srv: ScriptServer) -> None:
-    srv.play(SAVED.headers_after(1.0))
+    srv.play(SAVED.headers_after(0.5))
     sent = time.perf_counter()
     sock = send_raw(srv.url)
     first = sock.recv(1)
-    assert time.perf_counter() - sent >= 1.0 and first == b"H"
+    assert time.perf_counter() - sent >= 0.5 and first == b"H"
     _, _, chunks, ended = parse(first + read_to_eof(sock))
     assert ended and b"".join(chunks) == SAVED.body
 
 
 def test_first_byte_after_sends_the_headers_at_once(srv: ScriptServer) -> None:
-    srv.play(SAVED.first_byte_after(1.0))
+    srv.play(SAVED.first_byte_after(0.5))
     sent = time.perf_counter()
     sock = send_raw(srv.url)
     head = b""
     while b"\r\n\r\n" not in head:
         head += sock.recv(65536)
     rest = read_to_eof(sock)
-    assert time.perf_counter() - sent >= 1.0
+    assert time.perf_counter() - sent >= 0.5
     assert not head.split(b"\r\n\r\n", 1)[1] or rest  # the body came later, separately
     assert b"".join(parse(head + rest)[2]) == SAVED.body
 
