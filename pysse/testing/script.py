@@ -280,7 +280,12 @@ class Script:
 
     def drop(self, *, after_byte: int | None = None, after_event: int | None = None) -> Script:
         """Close the connection after that byte or event (default: after the whole body)
-        without ending the HTTP body: the client sees a broken body, not a clean end."""
+        without ending the HTTP body: the client sees a broken body, not a clean end.
+
+        In a browser, a body stream that errors drops the chunks it had queued but the page
+        had not read yet (the Streams standard clears the queue), so a drop right behind the
+        last write can cost the page that tail. A line that goes quiet and then dies, as
+        most do, is ``.stall(1, after_event=K).drop(after_event=K)``."""
         at = (
             None
             if after_byte is None and after_event is None
