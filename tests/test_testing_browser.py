@@ -88,3 +88,52 @@ def test_the_readme_shows_this_example_verbatim():
     example = source.split("# --- README example: begin ---\n", 1)[1]
     example = example.split("\n\n# --- README example: end ---", 1)[0] + "\n"
     assert block == example
+
+
+# -- pysse.testing.browser itself ------------------------------------------------------------------
+
+
+def test_find_chromium_prefers_the_environment(tmp_path, monkeypatch):
+    from pysse.testing import find_chromium
+
+    fake = tmp_path / "my-chromium"
+    fake.write_text("")
+    monkeypatch.setenv("PYSSE_CHROMIUM", str(fake))
+    assert find_chromium() == str(fake)
+
+
+def test_no_chromium_is_a_config_error_naming_the_fix(monkeypatch):
+    from pysse import ConfigError
+    from pysse.testing import browser as kit_browser
+
+    monkeypatch.delenv("PYSSE_CHROMIUM", raising=False)
+    monkeypatch.setattr(kit_browser.shutil, "which", lambda name: None)
+    monkeypatch.setattr(kit_browser, "Path", lambda p: tmp_missing(p))
+    with pytest.raises(ConfigError, match="apt-get install chromium"):
+        kit_browser.find_chromium()
+
+
+def tmp_missing(path):
+    return Path("/nonexistent-pysse") / Path(path).name
+
+
+def test_launch_chromium_passes_the_path_and_flags(monkeypatch):
+    from pysse.testing import CHROMIUM_ARGS, launch_chromium
+
+    monkeypatch.setenv("PYSSE_CHROMIUM", __file__)  # any existing file
+    launched = {}
+
+    class Chromium:
+        def launch(self, **kw):
+            launched.update(kw)
+            return "a browser"
+
+    class Playwright:
+        chromium = Chromium()
+
+    assert launch_chromium(Playwright(), args=["--mute-audio"], headless=True) == "a browser"
+    assert launched == {
+        "executable_path": __file__,
+        "args": [*CHROMIUM_ARGS, "--mute-audio"],
+        "headless": True,
+    }
