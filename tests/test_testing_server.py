@@ -241,6 +241,7 @@ def test_stop_cuts_off_answers_still_playing() -> None:
     assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK")
     server.stop()  # does not wait for the endless stall
     assert not parse(read_to_eof(sock))[3]  # the body was never ended
+    assert server.last_request.ended and not server.last_request.disconnected  # cut off by us
     with pytest.raises(httpx.ConnectError):
         httpx.post(server.url, json=BODY)
 

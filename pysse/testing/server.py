@@ -285,13 +285,15 @@ class ScriptServer:
         watching = asyncio.create_task(_until_client_leaves(reader))
         try:
             await asyncio.wait({playing, watching}, return_when=asyncio.FIRST_COMPLETED)
-        finally:  # the client left (or the server stops): stop playing
+        finally:  # played to the end, the client left, or the server stops
+            finished = playing.done() and not playing.cancelled() and not playing.exception()
+            left = watching.done() and not watching.cancelled()
             watching.cancel()
             playing.cancel()
             await asyncio.gather(playing, watching, return_exceptions=True)
             failed = None if playing.cancelled() else playing.exception()
-            # Cancelled, or a write failed because the client had gone: disconnected.
-            record._end(playing.cancelled() or isinstance(failed, ConnectionError))
+            # The client went away before the end: its side closed, or a write to it failed.
+            record._end(not finished and (left or isinstance(failed, ConnectionError)))
         if failed is not None and not isinstance(failed, ConnectionError):
             raise failed  # a bug in the kit: let asyncio report it
 
