@@ -25,6 +25,7 @@ import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from itertools import pairwise
 from os import PathLike
 from pathlib import Path
@@ -323,7 +324,7 @@ class Script:
         """How many events (blocks with ``data``) the whole body holds."""
         return sum(1 for _, dispatches in _blocks(self.body) if dispatches)
 
-    @property
+    @cached_property
     def writes(self) -> tuple[Write, ...]:
         """The timeline after the headers: each write's delay and bytes, stalls included."""
         data = self.sent
