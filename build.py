@@ -109,22 +109,17 @@ def apt_install(*packages: str) -> bool:
 
 
 def find_chromium(install: bool = True) -> str:
-    """$PYSSE_CHROMIUM, then chromium on PATH; else install Debian's package when root."""
-    candidates = [
-        os.environ.get("PYSSE_CHROMIUM"),
-        "/usr/bin/chromium",
-        shutil.which("chromium"),
-        shutil.which("chromium-browser"),
-    ]
-    for c in candidates:
-        if c and Path(c).exists():
-            return c
-    if install and apt_install("chromium") and Path("/usr/bin/chromium").exists():
-        return "/usr/bin/chromium"
-    raise SystemExit(
-        "No Chromium found. Install Debian's package (`sudo apt-get install chromium`) or set "
-        "PYSSE_CHROMIUM=/path/to/chromium. (pysse never downloads a browser itself.)"
-    )
+    """The testing kit's lookup ($PYSSE_CHROMIUM, then chromium on PATH); else install
+    Debian's package when root."""
+    from pysse.errors import ConfigError
+    from pysse.testing.browser import find_chromium as lookup
+
+    try:
+        return lookup()
+    except ConfigError as exc:
+        if install and apt_install("chromium") and Path("/usr/bin/chromium").exists():
+            return "/usr/bin/chromium"
+        raise SystemExit(str(exc)) from None
 
 
 def find_node() -> str:

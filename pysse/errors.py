@@ -6,8 +6,11 @@
     │   ├── LineTooLongError   a line over ``max_line_bytes``
     │   └── EventTooLargeError an event's data over ``max_event_bytes``
     ├── ChatStreamError        a ChatStream asked for something it cannot do (unknown format)
-    └── ConfigError            a setting that cannot work (a relay's missing key variable,
-                               an unknown format); the message says what to change
+    ├── ConfigError            a setting that cannot work (a relay's missing key variable,
+    │                          an unknown format, no Chromium to test with); the message
+    │                          says what to change
+    └── KitError               the testing kit (``pysse.testing``) could not do what a test
+                               asked: a server that did not start, a request that never came
 
 ``ChatStreamError`` and ``ConfigError`` are also ``ValueError``s.
 
@@ -61,3 +64,8 @@ class ChatStreamError(PysseError, ValueError):
 
 class ConfigError(PysseError, ValueError):
     """A configuration that cannot work; the message names the setting and the fix."""
+
+
+class KitError(PysseError):
+    """The testing kit could not do what a test asked: a scripted or live server that did not
+    start, a request that did not arrive in time. The message says which and why."""

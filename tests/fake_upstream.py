@@ -1,67 +1,22 @@
-"""A fake provider on loopback for the relay tests: records what it received, streams a known
-answer (or a 429, or a slow first byte, or an endless keep-alive), and notices disconnects."""
+"""The relay tests' upstream provider, scripted with the testing kit (``pysse.testing``): the
+tests play these scripts on the kit's ``sse_server`` fixture and assert on what it recorded
+(``requests``, ``received_at``, ``wait_disconnected``)."""
 
 from __future__ import annotations
 
-import asyncio
 import random
-import threading
-import time
-from collections.abc import AsyncIterator
-
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from pysse.providers import PROVIDERS, encode_answer
 from pysse.server.demo import split_deltas
+from pysse.testing import Script
 
 KEY = "sk-test-SECRET-0123456789"
 DELTAS = split_deltas("Hello from the fake upstream — 東京 🙂 " * 20, random.Random(3))
 EVENTS = encode_answer(PROVIDERS["openai-chat"], DELTAS)
 
-
-class Upstream:
-    """A fake provider: records what it received, streams EVENTS, notices disconnects."""
-
-    def __init__(self) -> None:
-        self.headers: list[dict[str, str]] = []
-        self.bodies: list[bytes] = []
-        self.first_sent: float | None = None
-        self.cancelled = threading.Event()
-        self.mode = "ok"
-        self.app = Starlette(
-            routes=[Route("/v1/chat/completions", self.endpoint, methods=["POST"])]
-        )
-
-    async def endpoint(self, request: Request) -> Response:
-        self.headers.append(dict(request.headers))
-        self.bodies.append(await request.body())
-        if self.mode == "429":
-            return JSONResponse(
-                {"error": {"message": "slow down", "type": "rate_limit"}},
-                429,
-                headers={"retry-after": "12"},
-            )
-
-        async def gen() -> AsyncIterator[bytes]:
-            try:
-                if self.mode == "slow-first":
-                    self.first_sent = time.perf_counter()
-                    yield EVENTS[0]
-                    await asyncio.sleep(2.0)  # the relay must not wait for more
-                for ev in EVENTS if self.mode != "slow-first" else EVENTS[1:]:
-                    yield ev
-                    await asyncio.sleep(0.01 if self.mode != "endless" else 0.05)
-                while self.mode == "endless":
-                    yield b": still generating\n\n"
-                    await asyncio.sleep(0.05)
-            except asyncio.CancelledError:
-                self.cancelled.set()
-                raise
-            finally:
-                if self.mode == "endless":
-                    self.cancelled.set()
-
-        return StreamingResponse(gen(), headers={"content-type": "text/event-stream"})
+ANSWER = Script.from_events(EVENTS).paced(0.01)  # one event per write, 10 ms apart
+RATE_LIMITED = Script.http_error(429, "slow down", retry_after=12)
+# The first event at once, then 2 s of silence: a relay must forward it without waiting.
+SLOW_FIRST = Script.from_events(EVENTS).stall(2.0, after_byte=len(EVENTS[0]))
+# The answer, then keep-alive comments for minutes: only a disconnect ends it early.
+ENDLESS = Script.from_events([*EVENTS, *[b": still generating\n\n"] * 6000]).paced(0.02)

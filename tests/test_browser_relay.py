@@ -10,29 +10,31 @@ from typing import Any
 import pytest
 
 from conftest import LiveServer, Page
-from fake_upstream import DELTAS, KEY, Upstream
+from fake_upstream import ANSWER, DELTAS, ENDLESS, KEY
 from pysse.server.app import create_app
+from pysse.testing import ScriptServer
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def relayed(site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Upstream, LiveServer]]:
+def relayed(
+    site: Path, monkeypatch: pytest.MonkeyPatch, sse_server: ScriptServer
+) -> Iterator[tuple[ScriptServer, LiveServer]]:
     monkeypatch.setenv("PYSSE_TEST_KEY", KEY)
-    up = Upstream()
-    with LiveServer(up.app) as upstream:
-        app = create_app(
-            site,
-            upstream=upstream.url + "/v1",
-            api_key_env="PYSSE_TEST_KEY",
-            upstream_format="openai-chat",
-        )
-        with LiveServer(app) as page_server:
-            yield up, page_server
+    up = sse_server.play(ANSWER)
+    app = create_app(
+        site,
+        upstream=up.url + "/v1",
+        api_key_env="PYSSE_TEST_KEY",
+        upstream_format="openai-chat",
+    )
+    with LiveServer(app) as page_server:
+        yield up, page_server
 
 
 def test_page_streams_through_the_relay_and_stop_cancels_upstream(
-    browser: Any, relayed: tuple[Upstream, LiveServer]
+    browser: Any, relayed: tuple[ScriptServer, LiveServer]
 ) -> None:
     up, server = relayed
     p = Page(browser, server.url)
@@ -42,11 +44,11 @@ def test_page_streams_through_the_relay_and_stop_cancels_upstream(
         msg = p.wait_done()
         assert msg.get_attribute("data-state") == "completed"
         assert msg.get_attribute("data-text") == "".join(DELTAS)
-        assert up.headers[0]["authorization"] == f"Bearer {KEY}"
+        assert up.requests[0].headers["authorization"] == f"Bearer {KEY}"
         assert msg.get_attribute("data-url").endswith("/relay")
         assert KEY not in page.content()
 
-        up.mode = "endless"
+        up.play(ENDLESS)
         p.send("go on forever")
         page.wait_for_function(
             "() => document.querySelectorAll('[data-role=assistant]')"
@@ -56,7 +58,7 @@ def test_page_streams_through_the_relay_and_stop_cancels_upstream(
         page.wait_for_timeout(500)
         page.click("[data-role=stop]")
         assert p.wait_done(1).get_attribute("data-state") == "aborted"
-        assert up.cancelled.wait(5), "the upstream kept generating after Stop"
+        assert up.last_request.wait_disconnected(5), "the upstream kept generating after Stop"
         assert p.errors == []
     finally:
         p.close()

@@ -4,6 +4,7 @@ in test_chat.py, never against these encoders."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -75,6 +76,14 @@ def test_encoder_faults_decode_as_documented(name: str) -> None:
     bad.feed(b"".join(encode_answer(provider, deltas(), malformed_at=2)))
     assert bad.outcome == Outcome.ERROR and bad.error is not None
     assert bad.error.kind == "malformed"
+
+
+@pytest.mark.parametrize("name", list(PROVIDERS))
+@pytest.mark.parametrize("status", [401, 429, 500, 503])
+def test_http_error_bodies_carry_the_message(name: str, status: int) -> None:
+    body = PROVIDERS[name].encode_http_error(status, "Rate limit — slow down")
+    assert error_message(body.decode()) == "Rate limit — slow down"
+    assert isinstance(json.loads(body)["error"], dict)
 
 
 @pytest.mark.parametrize("name", list(PROVIDERS))

@@ -5,23 +5,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from fake_upstream import DELTAS, EVENTS, KEY, Upstream
+from fake_upstream import ANSWER, DELTAS, ENDLESS, EVENTS, KEY, RATE_LIMITED, SLOW_FIRST
 from pysse import ChatStream, ConfigError
 from pysse.server.relay import RelayConfig, create_relay_app
+from pysse.testing import ScriptServer
 from support import LiveServer
 
 
 @pytest.fixture
-def upstream() -> Iterator[tuple[Upstream, LiveServer]]:
-    up = Upstream()
-    with LiveServer(up.app) as live:
-        yield up, live
+def upstream(sse_server: ScriptServer) -> ScriptServer:
+    return sse_server.play(ANSWER)
 
 
 def relay(up_url: str, **kw: Any) -> LiveServer:
@@ -39,54 +37,53 @@ BODY = {"model": "gpt-test", "stream": True, "messages": [{"role": "user", "cont
 
 
 def test_passthrough_is_byte_exact_and_adds_the_key(upstream: Any) -> None:
-    up, live = upstream
-    with relay(live.url) as r, httpx.Client() as c:
+    up = upstream
+    with relay(up.url) as r, httpx.Client() as c:
         resp = c.post(r.url + "/relay", json=BODY, headers={"origin": "http://page.example"})
         assert resp.status_code == 200
         assert resp.headers["x-accel-buffering"] == "no"
         assert resp.headers["access-control-allow-origin"] == "http://page.example"
         assert resp.content == b"".join(EVENTS)
         assert KEY not in resp.text
-    assert up.headers[0]["authorization"] == f"Bearer {KEY}"
-    assert json.loads(up.bodies[0]) == BODY
+    assert up.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert json.loads(up.requests[0].body) == BODY
     cs = ChatStream()
     cs.feed(resp.content)
     assert cs.outcome == "completed" and cs.text == "".join(DELTAS)
 
 
 def test_first_byte_is_not_buffered(upstream: Any) -> None:
-    up, live = upstream
-    up.mode = "slow-first"
+    up = upstream
+    up.play(SLOW_FIRST)
     with (
-        relay(live.url) as r,
+        relay(up.url) as r,
         httpx.Client() as c,
         c.stream("POST", r.url + "/relay", json=BODY) as resp,
     ):
         first = next(resp.iter_raw())
         got_first = time.perf_counter()
         assert first and EVENTS[0].startswith(first[: len(EVENTS[0])])
-        assert up.first_sent is not None
         # The upstream waits 2 s before its second write: receiving the first byte well
         # before that proves the relay forwarded it without waiting for more.
-        assert got_first - up.first_sent < 1.0
+        assert got_first - up.last_request.received_at < 1.0
 
 
 def test_client_disconnect_cancels_the_upstream(upstream: Any) -> None:
-    up, live = upstream
-    up.mode = "endless"
-    with relay(live.url) as r, httpx.Client() as c:
+    up = upstream
+    up.play(ENDLESS)
+    with relay(up.url) as r, httpx.Client() as c:
         with c.stream("POST", r.url + "/relay", json=BODY) as resp:
             it = resp.iter_raw()
             next(it)
             next(it)
         # The client went away (Stop): the upstream generation must be cancelled.
-        assert up.cancelled.wait(5), "upstream kept streaming after the client left"
+        assert up.last_request.wait_disconnected(5), "upstream kept streaming after the client left"
 
 
 def test_upstream_error_status_is_passed_through_as_json(upstream: Any) -> None:
-    up, live = upstream
-    up.mode = "429"
-    with relay(live.url) as r, httpx.Client() as c:
+    up = upstream
+    up.play(RATE_LIMITED)
+    with relay(up.url) as r, httpx.Client() as c:
         resp = c.post(r.url + "/relay", json=BODY)
         assert resp.status_code == 429
         assert resp.headers["retry-after"] == "12"
@@ -95,9 +92,9 @@ def test_upstream_error_status_is_passed_through_as_json(upstream: Any) -> None:
 
 
 def test_guards(upstream: Any) -> None:
-    up, live = upstream
+    up = upstream
     with (
-        relay(live.url, max_body=2000, allowed_models=["gpt-test"], shared_secret="s3cret") as r,
+        relay(up.url, max_body=2000, allowed_models=["gpt-test"], shared_secret="s3cret") as r,
         httpx.Client() as c,
     ):
         ok = {"x-relay-secret": "s3cret"}
@@ -118,7 +115,7 @@ def test_guards(upstream: Any) -> None:
         pre = c.options(r.url + "/relay", headers={"origin": "http://page.example"})
         assert pre.status_code == 204
         assert c.post(r.url + "/relay", json=BODY, headers=ok).status_code == 200
-    assert len(up.bodies) == 2  # nothing refused reached the upstream
+    assert len(up.requests) == 2  # nothing refused reached the upstream
 
 
 def test_unreachable_upstream_is_a_clear_error_without_the_key() -> None:

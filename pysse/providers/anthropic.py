@@ -3,6 +3,7 @@ complete only at ``message_stop``."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from ..events import (
@@ -148,6 +149,24 @@ def encode_error(message: str) -> bytes:
     return _event({"type": "error", "error": {"type": "overloaded_error", "message": message}})
 
 
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def encode_http_error(status: int, message: str) -> bytes:
+    kind = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    body = {"type": "error", "error": {"type": kind, "message": message}}
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
 def encode_end(text: str, output_tokens: int) -> list[bytes]:
     return [
         _event({"type": "content_block_stop", "index": 0}),
@@ -174,6 +193,7 @@ PROVIDER = Provider(
     encode_delta=encode_delta,
     encode_error=encode_error,
     encode_end=encode_end,
+    encode_http_error=encode_http_error,
     demo_path="/v1/messages",
     default_model="claude-sonnet-4-5",
 )

@@ -127,7 +127,8 @@ class Provider:
     identify the format? used by ``auto``). Asking: ``build_body`` (the streaming request
     body), ``endpoint`` (the path under an upstream's base URL), ``auth_headers`` (how the key
     travels). Writing (demo model, testing kit): ``encode_start``, ``encode_delta``,
-    ``encode_error``, ``encode_end`` give the events of an answer; ``eol`` its line ends.
+    ``encode_error``, ``encode_end`` give the events of an answer; ``eol`` its line ends;
+    ``encode_http_error`` the JSON body the provider sends with an HTTP error status.
     """
 
     name: str
@@ -141,6 +142,7 @@ class Provider:
     encode_delta: Callable[[str], bytes]
     encode_error: Callable[[str], bytes]  # a provider error event with this message
     encode_end: Callable[[str, int], list[bytes]]  # (full text, output tokens)
+    encode_http_error: Callable[[int, str], bytes]  # an error response's body: (status, message)
     demo_path: str  # where the built-in demo relay serves this format
     eol: str = "\n"
     default_model: str = ""

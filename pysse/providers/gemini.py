@@ -122,6 +122,24 @@ def encode_error(message: str) -> bytes:
     return sse_event({"error": {"code": 503, "status": "UNAVAILABLE", "message": message}}, eol=EOL)
 
 
+ERROR_STATUSES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def encode_http_error(status: int, message: str) -> bytes:
+    name = ERROR_STATUSES.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
+    body = {"error": {"code": status, "message": message, "status": name}}
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
 def encode_end(text: str, output_tokens: int) -> list[bytes]:
     usage = {"promptTokenCount": 12, "candidatesTokenCount": output_tokens}
     return [_chunk([{"text": ""}], finishReason="STOP", usageMetadata=usage)]
@@ -139,6 +157,7 @@ PROVIDER = Provider(
     encode_delta=encode_delta,
     encode_error=encode_error,
     encode_end=encode_end,
+    encode_http_error=encode_http_error,
     demo_path="/v1beta/models/demo:streamGenerateContent?alt=sse",
     eol=EOL,
     default_model="gemini-2.5-flash",

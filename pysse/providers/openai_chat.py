@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from ..events import ChatEvent, Finish, Outcome, ReasoningDelta, TextDelta, ToolCallDelta, Usage
@@ -20,7 +21,7 @@ from .base import (
     sse_event,
 )
 
-__all__ = ["PROVIDER", "OpenAIChatDecoder"]
+__all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error"]
 
 
 class OpenAIChatDecoder(Decoder):
@@ -110,6 +111,17 @@ def encode_error(message: str) -> bytes:
     return sse_event({"error": {"type": "server_error", "message": message}})
 
 
+def encode_http_error(status: int, message: str) -> bytes:
+    """OpenAI's error body (Chat Completions and Responses alike)."""
+    kind, code = {
+        401: ("invalid_request_error", "invalid_api_key"),
+        404: ("invalid_request_error", "model_not_found"),
+        429: ("requests", "rate_limit_exceeded"),
+    }.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
 def encode_end(text: str, output_tokens: int) -> list[bytes]:
     usage = {"prompt_tokens": 12, "completion_tokens": output_tokens}
     return [
@@ -131,6 +143,7 @@ PROVIDER = Provider(
     encode_delta=encode_delta,
     encode_error=encode_error,
     encode_end=encode_end,
+    encode_http_error=encode_http_error,
     demo_path="/v1/chat/completions",
     default_model="gpt-4.1",
 )

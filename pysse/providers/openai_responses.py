@@ -17,6 +17,7 @@ from ..events import (
 )
 from ..sse import SSEEvent
 from .base import JSON, BodyOptions, Decoder, Message, Provider, as_dict, as_int, as_str, sse_event
+from .openai_chat import encode_http_error
 
 __all__ = ["PROVIDER", "OpenAIResponsesDecoder"]
 
@@ -161,6 +162,7 @@ PROVIDER = Provider(
     encode_delta=encode_delta,
     encode_error=encode_error,
     encode_end=encode_end,
+    encode_http_error=encode_http_error,  # the same error body as Chat Completions
     demo_path="/v1/responses",
     default_model="gpt-5",
 )

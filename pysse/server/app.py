@@ -6,21 +6,20 @@ Server-side only: not in the wheel the page loads, and it needs the ``serve`` ex
 
 from __future__ import annotations
 
-import asyncio
 import json
 import mimetypes
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from ..providers import PROVIDERS
+from ..testing.asgi import ScriptResponse
 from . import demo
 from .relay import RelayConfig, json_error, read_json_body, relay_endpoint
 
@@ -45,7 +44,7 @@ class CachedStatic(StaticFiles):
 
 
 def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
-    async def endpoint(request: Request) -> Response:
+    async def endpoint(request: Request) -> Response | ScriptResponse:
         got = await read_json_body(request, MAX_BODY, allow_empty=True)
         if isinstance(got, Response):
             return got
@@ -56,19 +55,8 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
         except ValueError:
             pace = default_pace
         seed = int(request.headers.get("x-demo-seed", "0") or 0)
-        p = demo.plan(fmt, prompt, seed=seed, pace=max(0.0, min(pace, 100.0)))
-
-        async def writes() -> AsyncIterator[bytes]:
-            for delay, chunk in p.writes:
-                if delay:
-                    await asyncio.sleep(delay)
-                yield chunk
-            if p.stall_after:
-                await asyncio.sleep(300)  # silent until the client gives up (or 5 minutes)
-
-        if p.status != 200 or not p.headers.get("content-type", "").startswith("text/event"):
-            return Response(b"".join(c for _, c in p.writes), p.status, headers=p.headers)
-        return StreamingResponse(writes(), p.status, headers=p.headers)
+        # The testing kit's player: one write per HTTP chunk, paced, stopped by a disconnect.
+        return ScriptResponse(demo.plan(fmt, prompt, seed=seed, pace=max(0.0, min(pace, 100.0))))
 
     return endpoint
 
@@ -91,10 +79,10 @@ def demo_routes(demo_pace: float = 1.0) -> list[Route]:
 
 
 def _method_suffix(handler: Any, method: str) -> Any:
-    async def endpoint(request: Request) -> Response:
+    async def endpoint(request: Request) -> Response | ScriptResponse:
         if not request.path_params["rest"].endswith(method):
             return json_error(404, "not_found", "not found")
-        result: Response = await handler(request)
+        result: Response | ScriptResponse = await handler(request)
         return result
 
     return endpoint

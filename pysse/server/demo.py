@@ -2,19 +2,18 @@
 encoder, ``pysse.providers``), plus "break it on purpose" scenarios. Pure and deterministic (a
 seed per request); the ASGI side in ``pysse.server.app`` only paces the bytes out.
 
-A scenario is a ``Plan``: an HTTP status, headers, and a list of ``(delay_seconds, bytes)``
-writes. The writes are cut at boundaries that do not line up with events, as a real network
-would cut them.
+A scenario is a ``pysse.testing`` ``Script``: an HTTP status, headers, the bytes, and how they
+are cut, paced and ended; the ASGI side plays it with the testing kit's player. The writes are
+cut at boundaries that do not line up with events, as a real network would cut them.
 """
 
 from __future__ import annotations
 
-import json
 import random
-from dataclasses import dataclass, field
-from typing import Any, AnyStr
+from typing import Any, AnyStr, cast
 
-from ..providers import encode_answer, get_provider
+from ..providers import ProviderName, encode_answer, get_provider
+from ..testing.script import Script
 
 __all__ = ["COMMANDS", "Plan", "answer_for", "last_user_text", "plan"]
 
@@ -143,60 +142,38 @@ def split_deltas(text: str, rnd: random.Random, lo: int = 1, hi: int = 12) -> li
 
 # -- scenarios ---------------------------------------------------------------------------------
 
-
-@dataclass
-class Plan:
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    writes: list[tuple[float, bytes]] = field(default_factory=list)
-    stall_after: bool = False  # after the writes, keep the connection open and silent
-
-
-def _rechunk(events: list[bytes], rnd: random.Random, lo: int, hi: int) -> list[bytes]:
-    """Cut the concatenated events at random places, ignoring event boundaries."""
-    return _cut_randomly(b"".join(events), rnd, lo, hi)
-
-
-def _json_error(status: int, kind: str, message: str, extra: dict[str, str] | None = None) -> Plan:
-    body = json.dumps({"error": {"type": kind, "message": message}}).encode()
-    return Plan(status, {"content-type": "application/json", **(extra or {})}, [(0, body)])
-
+# A scenario is a testing-kit Script (status, headers, the bytes, how they are cut and paced,
+# how they end), played by the kit's player: the demo relay and users' tests share one player.
+Plan = Script
 
 DEMO_ERROR = "The server had an error (demo)."
-SSE_HEADERS = {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    "x-accel-buffering": "no",
-}
 
 
-def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
+def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Script:
     """What the demo relay sends for ``prompt`` in ``fmt``. ``pace`` scales every delay
     (tests use small values to run fast)."""
     rnd = random.Random(seed)
+    provider = get_provider(fmt)
+    name = cast(ProviderName, provider.name)
     cmd = (
         prompt.strip().removeprefix("/demo").strip().split(" ", 1)[0]
         if prompt.strip().startswith("/demo")
         else ""
     )
     if cmd == "401":
-        return _json_error(401, "authentication_error", "Invalid API key (demo).")
+        return Script.http_error(401, "Invalid API key (demo).", format=name)
     if cmd == "429":
-        return _json_error(
-            429, "rate_limit_error", "Rate limit reached (demo).", {"retry-after": "7"}
-        )
+        return Script.http_error(429, "Rate limit reached (demo).", format=name, retry_after=7)
     if cmd == "500":
-        return Plan(
-            500,
-            {"content-type": "text/plain; charset=utf-8"},
-            [(0, b"Internal Server Error (demo)")],
+        return (
+            Script.from_bytes(b"Internal Server Error (demo)")
+            .with_status(500)
+            .content_type("text/plain; charset=utf-8")
+            .chunked("whole")
         )
     if cmd == "html":
-        return Plan(
-            200,
-            {"content-type": "text/html; charset=utf-8"},
-            [(0, b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>")],
-        )
+        page = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
+        return Script.from_bytes(page).content_type("text/html; charset=utf-8").chunked("whole")
     text = answer_for(prompt)
     deltas = split_deltas(text, rnd, 1, 12 if cmd != "long" else 40)
     kw: dict[str, Any] = {}
@@ -207,29 +184,25 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
     if cmd in ("drop", "stall"):
         deltas = deltas[: len(deltas) // 3]
         kw["terminal"] = False
-    provider = get_provider(fmt)
     events = encode_answer(provider, deltas, error_message=DEMO_ERROR, **kw)
     if cmd == "deep":
         pad = "[" * 6000 + "]" * 6000
         deep = f'data: {{"choices":[{{"delta":{{"content":"x"}},"pad":{pad}}}]}}'
         events.insert(len(events) // 3, f"{deep}{provider.eol}{provider.eol}".encode())
+    script = Script.from_events(events)
     if cmd == "bytes":
-        chunks = _rechunk(events, rnd, 1, 1)
-        delays = [0.002 * pace] * len(chunks)
+        script = script.chunked(1).paced(0.002 * pace)
     elif cmd == "burst":
-        chunks = [b"".join(events)]
-        delays = [0.0]
+        script = script.chunked("whole")
     elif cmd == "long":
-        chunks = _rechunk(events, rnd, 200, 1400)
-        delays = [0.004 * pace] * len(chunks)
-    else:
-        chunks = _rechunk(events, rnd, 20, 300)  # ~one event per write, cut anywhere
+        script = script.chunked("random", sizes=(200, 1400), seed=seed).paced(0.004 * pace)
+    else:  # ~one event per write, cut anywhere
         lo, hi = (0.2, 0.3) if cmd == "slow" else (0.02, 0.06)
-        delays = [rnd.uniform(lo, hi) * pace for _ in chunks]
-    delays[0] = 0.05 * pace  # time to first byte
-    return Plan(
-        200, dict(SSE_HEADERS), list(zip(delays, chunks, strict=True)), stall_after=cmd == "stall"
-    )
+        script = script.chunked("random", sizes=(20, 300), seed=seed).paced(lo * pace, hi * pace)
+    script = script.first_byte_after(0.05 * pace)  # time to first byte
+    if cmd == "stall":
+        script = script.stall(300)  # silent until the client gives up (or 5 minutes)
+    return script
 
 
 def last_user_text(body: dict[str, Any]) -> str:

@@ -1,0 +1,71 @@
+"""A script as an ASGI application: the same player on any ASGI server (uvicorn, hypercorn...)
+inside an app of your own. The demo relay (``pysse.server.app``) answers every ``/demo``
+scenario this way.
+
+Each write is sent as its own ``http.response.body`` message (uvicorn writes it as one HTTP
+chunk at once), and a disconnect stops the script. What ASGI cannot express is left to the
+server: a ``drop`` returns without finishing the response, which uvicorn answers by closing the
+connection (and logging "ASGI callable returned without completing response"). For byte-exact
+faults (drops, slow headers) use the kit's own :class:`~pysse.testing.server.ScriptServer`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any
+
+from .player import play
+from .script import Script
+
+__all__ = ["ScriptResponse"]
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class ScriptResponse:
+    """An ASGI app that plays one script: return it from a Starlette endpoint (it is called
+    like a ``Response``) or serve it as an app."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"ScriptResponse serves HTTP, not {scope['type']!r}")
+        playing = asyncio.create_task(play(self.script, _ASGISink(send)))
+        watching = asyncio.create_task(_until_disconnect(receive))
+        try:
+            await asyncio.wait({playing, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watching.cancel()
+            playing.cancel()
+            await asyncio.gather(playing, watching, return_exceptions=True)
+        failed = None if playing.cancelled() else playing.exception()
+        if failed is not None:
+            raise failed
+
+
+class _ASGISink:
+    def __init__(self, send: Send) -> None:
+        self.send = send
+
+    async def start(self, status: int, headers: Sequence[tuple[str, str]]) -> None:
+        raw = [(n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in headers]
+        await self.send({"type": "http.response.start", "status": status, "headers": raw})
+
+    async def write(self, data: bytes) -> None:
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def finish(self) -> None:
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def drop(self) -> None:
+        """Return without finishing the response: the server closes the connection."""
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
