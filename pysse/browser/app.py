@@ -22,7 +22,7 @@ from pyodide.ffi import create_proxy
 from ..inspector import cut
 from ..page.request import build_body, parse_header_lines, relay_url
 from ..page.settings import DEFAULTS, SETTINGS_KEY, coerce, load_settings
-from .dom import Listeners, js_obj, q, run_sliced, spawn
+from .dom import PAUSES, Listeners, js_obj, q, run_sliced, spawn
 from .inspector_panel import WHOLE_MAX, InspectorPanel
 from .scroll import ScrollBinding
 from .turn import Turn
@@ -331,6 +331,7 @@ class App:
             {
                 "frames": self.frames,
                 "inspector_renders": self.inspector.renders,
+                "sliced_pauses": PAUSES[0],
                 "turns": [t.timing() for t in self.turns],
             }
         )

@@ -18,6 +18,7 @@ __all__ = ["Listeners", "js_obj", "q", "run_sliced", "spawn"]
 
 T = TypeVar("T")
 SLICE_MS = 8.0  # work between pauses: well inside a frame, so input and painting go on
+PAUSES = [0]  # how often run_sliced gave the page a turn (for the page's stats and tests)
 
 
 def q(sel: str, root: Any = None) -> Any:
@@ -63,5 +64,6 @@ async def run_sliced(steps: Generator[None, None, T], slice_ms: float = SLICE_MS
         except StopIteration as stop:
             return cast(T, stop.value)
         if js.performance.now() - start >= slice_ms:
+            PAUSES[0] += 1
             await asyncio.sleep(0)
             start = js.performance.now()
