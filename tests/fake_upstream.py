@@ -1,10 +1,15 @@
 """A fake provider on loopback for the relay tests: records what it received, streams a known
-answer (or a 429, or a slow first byte, or an endless keep-alive), and notices disconnects."""
+answer, and misbehaves on request (``mode``): slow first byte, endless keep-alives, 429, huge
+or endless error bodies, gzip it was not asked for, HTML, echoing the key back. ``RawUpstream``
+answers canned bytes for what no HTTP framework would send (status 700, ...)."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 import random
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +25,7 @@ from pysse.server.demo import split_deltas
 KEY = "sk-test-SECRET-0123456789"
 DELTAS = split_deltas("Hello from the fake upstream — 東京 🙂 " * 20, random.Random(3))
 EVENTS = encode_answer(PROVIDERS["openai-chat"], DELTAS)
+SSE = {"content-type": "text/event-stream"}
 
 
 class Upstream:
@@ -28,40 +34,126 @@ class Upstream:
     def __init__(self) -> None:
         self.headers: list[dict[str, str]] = []
         self.bodies: list[bytes] = []
+        self.targets: list[str] = []  # path?query of each request, as received
         self.first_sent: float | None = None
         self.cancelled = threading.Event()
+        self.body_sent = 0  # bytes of an error body written so far
         self.mode = "ok"
-        self.app = Starlette(
-            routes=[Route("/v1/chat/completions", self.endpoint, methods=["POST"])]
-        )
+        self.app = Starlette(routes=[Route("/{path:path}", self.endpoint, methods=["POST"])])
 
     async def endpoint(self, request: Request) -> Response:
         self.headers.append(dict(request.headers))
         self.bodies.append(await request.body())
-        if self.mode == "429":
+        raw_path = request.scope.get("raw_path", b"").decode("latin-1")
+        query = request.scope.get("query_string", b"").decode("latin-1")
+        self.targets.append(raw_path + ("?" + query if query else ""))
+        mode = self.mode
+        if mode == "429":
             return JSONResponse(
                 {"error": {"message": "slow down", "type": "rate_limit"}},
                 429,
                 headers={"retry-after": "12"},
             )
+        if mode == "echo-400":  # a gateway that echoes the request headers in its error
+            return JSONResponse(
+                {"error": {"message": f"bad request; you sent {dict(request.headers)}"}}, 400
+            )
+        if mode == "html":
+            return Response(
+                b"<!doctype html><html><head><title>Portal</title></head>"
+                b"<body><h1>Sign in</h1><script>alert(1)</script></body></html>",
+                200,
+                headers={"content-type": "text/html"},
+            )
+        if mode == "gzip":
+            return Response(
+                gzip.compress(b"".join(EVENTS)), 200, headers={**SSE, "content-encoding": "gzip"}
+            )
+        if mode == "br":
+            return Response(b"xx", 200, headers={**SSE, "content-encoding": "br"})
+        if mode in ("big-500", "endless-500"):
+            return StreamingResponse(self.big_body(mode == "endless-500"), 500)
 
         async def gen() -> AsyncIterator[bytes]:
             try:
-                if self.mode == "slow-first":
+                if mode == "slow-first":
                     self.first_sent = time.perf_counter()
                     yield EVENTS[0]
                     await asyncio.sleep(2.0)  # the relay must not wait for more
-                for ev in EVENTS if self.mode != "slow-first" else EVENTS[1:]:
+                if mode == "echo-stream":  # the key inside a delta, cut across writes
+                    leak = PROVIDERS["openai-chat"].encode_delta(f"auth was {KEY}!")
+                    cut = leak.index(KEY.encode()) + 5
+                    yield leak[:cut]
+                    await asyncio.sleep(0.05)
+                    yield leak[cut:]
+                if mode == "keepalive-only":
+                    yield EVENTS[0]
+                    while True:
+                        yield b": keep-alive\n\n"
+                        await asyncio.sleep(0.1)
+                for ev in EVENTS if mode != "slow-first" else EVENTS[1:]:
                     yield ev
-                    await asyncio.sleep(0.01 if self.mode != "endless" else 0.05)
-                while self.mode == "endless":
+                    await asyncio.sleep(0.01 if mode != "endless" else 0.05)
+                while mode == "endless":
                     yield b": still generating\n\n"
                     await asyncio.sleep(0.05)
             except asyncio.CancelledError:
                 self.cancelled.set()
                 raise
             finally:
-                if self.mode == "endless":
+                if mode in ("endless", "keepalive-only"):
                     self.cancelled.set()
 
-        return StreamingResponse(gen(), headers={"content-type": "text/event-stream"})
+        return StreamingResponse(gen(), headers=SSE)
+
+    async def big_body(self, endless: bool) -> AsyncIterator[bytes]:
+        piece = b"x" * 65536
+        try:
+            while endless or self.body_sent < 50 * 1024 * 1024:
+                yield piece
+                self.body_sent += len(piece)
+                await asyncio.sleep(0)
+        finally:
+            self.cancelled.set()
+
+
+class RawUpstream:
+    """A TCP server that answers every connection with ``response`` (raw bytes), for
+    responses no HTTP framework would produce."""
+
+    def __init__(self, response: bytes) -> None:
+        self.response = response
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    got = conn.recv(65536)
+                    if not got:
+                        break
+                    data += got
+                conn.sendall(self.response)
+
+    def __enter__(self) -> RawUpstream:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+def as_json(resp_text: str) -> dict[str, object]:
+    obj = json.loads(resp_text)
+    assert isinstance(obj, dict)
+    return obj

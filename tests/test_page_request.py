@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pysse.page.request import build_body, parse_header_lines, relay_url
+from pysse.page.request import (
+    body_format,
+    build_body,
+    check_relay_url,
+    has_demo,
+    parse_header_lines,
+    relay_url,
+)
 
 
 def test_bodies_per_format() -> None:
@@ -30,6 +37,44 @@ def test_relay_url_resolution() -> None:
     )
     assert relay_url("", "anthropic", site, "http://h/") == "http://h/v1/messages"
     assert relay_url("", "anthropic", {**site, "relay": "/relay"}, "http://h") == "/relay"
+
+
+def test_a_static_site_without_a_relay_has_nowhere_to_send() -> None:
+    static = {"relay": "", "pyodide": "pyodide/", "wheels": []}
+    assert relay_url("", "auto", static, "http://h") is None
+    assert not has_demo(static) and has_demo({"demo": {"openai-chat": "/v1/chat/completions"}})
+    assert relay_url("https://r.example/relay", "auto", static, "http://h") == (
+        "https://r.example/relay"
+    )
+
+
+def test_body_format_prefers_what_the_relay_says_for_auto() -> None:
+    assert body_format("anthropic", {"format": "gemini"}, "openai-chat") == "anthropic"
+    assert body_format("auto", {"format": "gemini"}, "anthropic") == "anthropic"
+    assert body_format("auto", {"format": "gemini"}) == "gemini"
+    assert body_format("auto", {}) == "openai-chat"
+    assert body_format("auto", {}, "bogus") == "openai-chat"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", None),
+        ("/relay", None),
+        ("http://127.0.0.1:8787/relay", None),
+        ("https://relay.example", None),
+        ("relay.example/relay", "must start with https://"),
+        ("ftp://relay.example/", "must start with https://"),
+        ("//relay.example/relay", "must start with https://"),
+        ("http:///relay", "no host name"),
+        ("http://r.example:80x/relay", "port is not a number"),
+        ("http://r.example/relay?x=1", "?query"),
+        ("http://r.example/ relay", "spaces"),
+    ],
+)
+def test_relay_url_validation(text: str, problem: str | None) -> None:
+    got = check_relay_url(text)
+    assert (got is None) if problem is None else (problem in (got or "")), got
 
 
 def test_header_lines() -> None:

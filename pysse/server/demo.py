@@ -227,13 +227,17 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
 
 
 def last_user_text(body: dict[str, Any]) -> str:
-    """The last user message of a request in any of the four formats."""
+    """The last user message of a request in any of the four formats. A ``ValueError`` for
+    content parts whose text is not a string (as a real provider would answer 400)."""
 
     def text_of(content: Any) -> str:
         if isinstance(content, str):
             return content
         if isinstance(content, list):
-            return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+            texts = [p.get("text", "") if isinstance(p, dict) else p for p in content]
+            if not all(isinstance(t, str) for t in texts):
+                raise ValueError("a content part's text must be a string")
+            return "".join(texts)
         return ""
 
     if isinstance(body.get("contents"), list):  # gemini
