@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -256,3 +256,44 @@ def test_state_is_read_only() -> None:
         with pytest.raises(AttributeError):
             setattr(cs, name, None)
     assert isinstance(ChatStreamError("x"), ValueError)
+
+
+# -- iter_chat / aiter_chat told the response's status and content type ---------------------
+
+
+def test_iter_chat_reports_an_http_error_with_the_providers_message() -> None:
+    from pysse import ProviderError
+
+    body = [b'{"error": {"message": "Invalid API key", "type": "auth"}}']
+    events = list(iter_chat(body, status=401, content_type="application/json"))
+    assert isinstance(events[0], ProviderError) and events[0].status == 401
+    assert events[0].message == "HTTP 401 Unauthorized: Invalid API key"
+    assert isinstance(events[-1], Finish) and events[-1].outcome == "error"
+
+
+def test_iter_chat_summarises_an_html_page_instead_of_truncated() -> None:
+    page = [b"<!doctype html><html><head><title>Portal</title></head>", b"<body>x</body></html>"]
+    events = list(iter_chat(page, status=200, content_type="text/html"))
+    fin = events[-1]
+    assert isinstance(fin, Finish) and fin.outcome == "error"
+    assert fin.detail == "the response is text/html, not text/event-stream: Portal — x"
+
+
+def test_iter_chat_reads_at_most_64_kib_of_an_endless_error_body() -> None:
+    def endless() -> Iterator[bytes]:
+        while True:
+            yield b"x" * 1000
+
+    events = list(iter_chat(endless(), status=500, content_type="text/plain"))
+    assert events[-1].outcome == "error"  # type: ignore[union-attr]
+
+
+def test_aiter_chat_with_status() -> None:
+    async def agen() -> AsyncIterator[bytes]:
+        yield b"Service Unavailable"
+
+    async def run() -> list[Any]:
+        return [e async for e in aiter_chat(agen(), status=503, content_type="text/plain")]
+
+    events = asyncio.run(run())
+    assert events[-1].outcome == "error" and "HTTP 503 Service Unavailable" in events[-1].detail
