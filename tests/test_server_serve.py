@@ -89,9 +89,7 @@ def relay_proc(up_url: str, *extra: str, nofile: int | None = None) -> Proc:
 def test_slowloris_neither_exhausts_fds_nor_locks_out_a_real_client(upstream: Any) -> None:
     up, live = upstream
     up.mode = "ok"
-    relay = relay_proc(
-        live.url, "--max-connections", "40", "--header-timeout", "2", nofile=256
-    )
+    relay = relay_proc(live.url, "--max-connections", "40", "--header-timeout", "2", nofile=256)
     attackers: list[socket.socket] = []
     try:
         # 300 connections that never finish their headers: far more than the process may
