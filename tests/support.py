@@ -35,10 +35,10 @@ def free_port() -> int:
 class LiveServer:
     """``with LiveServer(app) as live:`` serves ``app`` at ``live.url`` until the block ends."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, port: int | None = None) -> None:
         import uvicorn
 
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(
             uvicorn.Config(

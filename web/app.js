@@ -84,11 +84,11 @@ async function boot() {
   // that fails to load does not throw (it is logged): errors are collected and checked.
   const wheels = site.wheels.map((u) => new URL(u, location.href).href);
   const problems = [];
-  await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => problems.push(m) });
-  step(90, "Starting the app…");
-  window.pysseRuntime = py; // for tools and benchmarks
   let browser;
   try {
+    await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => problems.push(m) });
+    step(90, "Starting the app…");
+    window.pysseRuntime = py; // for tools and benchmarks
     if (problems.length) throw new Error(problems.join("; "));
     browser = py.pyimport("pysse.browser");
   } catch (e) {

@@ -344,8 +344,9 @@ def relay_endpoint(
                 status, "upstream_error", detail or f"the upstream answered {status}", extra
             )
         if status == 200:
+            what = ctype.split(";", 1)[0].strip() or "no content type"
             message = (
-                f"the upstream answered 200 with {ctype or 'no content type'}, not an "
+                f"the upstream answered 200 with {what}, not an "
                 f"event stream (check --upstream and --format): {detail}"
             )
         elif 300 <= status <= 399:
