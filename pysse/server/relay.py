@@ -55,7 +55,7 @@ from ..providers import (
 from .body import json_error, read_json_body
 from .origins import OriginPolicy, log_refusal, normalize_origin
 from .serve import STOPPING, ServerLimits, Stopped
-from .upstream import Decompressor, Scrubber, make_client, read_capped
+from .upstream import Decompressor, Scrubber, UpstreamPool, read_capped
 
 __all__ = [
     "RelayConfig",
@@ -91,6 +91,8 @@ class RelayConfig:
     max_error_body: int = 64 * 1024  # bytes of an upstream error body read, at most
     max_connections: int = 1000
     keepalive: int = 1000  # pooled idle upstream connections (0: a new connection per chat)
+    ca_bundle: str | None = None  # PEM file of CAs to trust for the upstream (else the system's)
+    pool_shards: int = 8  # upstream connection pools (see UpstreamPool: why more than one)
 
     def __post_init__(self) -> None:
         get_provider(self.format)  # a ValueError naming the valid formats
@@ -193,17 +195,29 @@ def check_model(cfg: RelayConfig, body: dict[str, Any], path_model: str | None) 
             )
 
 
+def upstream_pool(cfg: RelayConfig, client: httpx.AsyncClient | None = None) -> UpstreamPool:
+    """The upstream connections: ``client`` if given (tests), else ``cfg.pool_shards`` pools."""
+    if client is not None:
+        return UpstreamPool([client])
+    return UpstreamPool.create(
+        cfg.connect_timeout,
+        cfg.first_byte_timeout,
+        cfg.max_connections,
+        cfg.keepalive,
+        cfg.ca_bundle,
+        cfg.pool_shards,
+    )
+
+
 def relay_endpoint(
     cfg: RelayConfig,
-    client: httpx.AsyncClient | None = None,
+    client: httpx.AsyncClient | UpstreamPool | None = None,
     *,
     path_model: bool = False,
 ) -> Callable[[Request], Awaitable[Response]]:
     """The relay's request handler. ``path_model``: the model is taken from the route's
     ``{model}`` (Gemini's native path) instead of the body."""
-    http = client or make_client(
-        cfg.connect_timeout, cfg.first_byte_timeout, cfg.max_connections, cfg.keepalive
-    )
+    pool = client if isinstance(client, UpstreamPool) else upstream_pool(cfg, client)
     policy = OriginPolicy(cfg.allow_origins, cfg.own_origins, cfg.allow_headers)
     scrub_secrets = [cfg.api_key] if cfg.api_key else []
     ident = {
@@ -294,6 +308,23 @@ def relay_endpoint(
         }
         # The body as parsed and checked, re-serialised: what was checked is what is sent.
         content = json.dumps(body, ensure_ascii=False).encode()
+        shard, http = pool.acquire()
+        response: Response | None = None
+        try:
+            response = await send(http, url, content, headers, cors, lambda: pool.release(shard))
+            return response
+        finally:
+            if not isinstance(response, StreamingResponse):
+                pool.release(shard)  # else the stream releases it when it ends
+
+    async def send(
+        http: httpx.AsyncClient,
+        url: str,
+        content: bytes,
+        headers: dict[str, str],
+        cors: dict[str, str],
+        release: Callable[[], None],
+    ) -> Response:
         req = http.build_request("POST", url, content=content, headers=headers)
         try:
             upstream = await STOPPING.race(http.send(req, stream=True), None)
@@ -319,7 +350,7 @@ def relay_endpoint(
                 await upstream.aclose()
                 return json_error(502, "upstream_encoding", str(exc), cors)
             return StreamingResponse(
-                passthrough(upstream, dec, scrub),
+                passthrough(upstream, dec, scrub, release),
                 200,
                 headers={
                     "content-type": ctype,
@@ -357,7 +388,10 @@ def relay_endpoint(
         return json_error(502, "upstream_bad_response", message.rstrip(": "), extra)
 
     async def passthrough(
-        upstream: httpx.Response, dec: Decompressor | None, scrub: Scrubber
+        upstream: httpx.Response,
+        dec: Decompressor | None,
+        scrub: Scrubber,
+        release: Callable[[], None],
     ) -> AsyncIterator[bytes]:
         """The upstream's bytes as they arrive. Ends (without the format's terminal signal,
         so the page reports it as truncated) when the upstream is silent for the idle timeout,
@@ -411,7 +445,10 @@ def relay_endpoint(
                 log.warning("stream ended: %s", note)
                 yield f"\n\n: pysse relay: stream ended, {note}\n\n".encode()
         finally:
-            await upstream.aclose()  # also runs when the browser disconnects
+            try:
+                await upstream.aclose()  # also runs when the browser disconnects
+            finally:
+                release()
 
     return endpoint
 
@@ -443,9 +480,7 @@ def native_path(provider: Provider) -> str:
 def create_relay_app(cfg: RelayConfig, client: httpx.AsyncClient | None = None) -> Starlette:
     """The relay at ``/relay`` and ``/``, and at its format's native path (``/v1/...``) so an
     official SDK can use it as its base URL."""
-    http = client or make_client(
-        cfg.connect_timeout, cfg.first_byte_timeout, cfg.max_connections, cfg.keepalive
-    )
+    http = upstream_pool(cfg, client)
     handler = relay_endpoint(cfg, http)
     methods = ["POST", "OPTIONS", "GET"]
     routes = [Route("/", handler, methods=methods), Route("/relay", handler, methods=methods)]
@@ -502,6 +537,9 @@ def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) ->
     ap.add_argument(
         "--no-keepalive", action="store_true", help="a new upstream connection for every chat"
     )
+    ap.add_argument(
+        "--ca-bundle", metavar="PEM", help="trust these CAs for the upstream (self-signed TLS)"
+    )
 
 
 def config_from_args(args: argparse.Namespace, **kw: Any) -> RelayConfig:
@@ -526,6 +564,7 @@ def config_from_args(args: argparse.Namespace, **kw: Any) -> RelayConfig:
         max_duration=args.max_duration,
         max_connections=args.max_connections,
         keepalive=0 if args.no_keepalive else args.max_connections,
+        ca_bundle=args.ca_bundle,
         **kw,
     )
 
