@@ -198,14 +198,15 @@ def _pending(state: Any) -> collections.OrderedDict[GuardedH11Protocol, None]:
 
 def fd_budget() -> int:
     """Raise the open-files soft limit to the hard limit; return how many client connections
-    fit (each relayed chat also holds an upstream socket, so half, less a margin)."""
+    fit: each relayed chat also holds an upstream socket, and sockets accepted but not yet
+    handed to a protocol (up to the backlog) hold descriptors too, so a third, less a margin."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard == resource.RLIM_INFINITY or hard > soft:
         target = 65536 if hard == resource.RLIM_INFINITY else hard
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
             soft = target
-    return max(16, (soft - 64) // 2)
+    return max(16, (soft - 64) // 3)
 
 
 def protocol_class(limits: ServerLimits) -> type[GuardedH11Protocol]:
@@ -232,19 +233,24 @@ def setup_logging() -> None:
         log.addHandler(handler)
         log.setLevel(logging.INFO)
         log.propagate = False
-    for name in ("pysse", "asyncio", "uvicorn.error"):
+    for name, burst in (("pysse", 20), ("asyncio", 3), ("uvicorn.error", 3)):
         logger = logging.getLogger(name)
         if not any(isinstance(f, RateLimit) for f in logger.filters):
-            logger.addFilter(RateLimit())
+            logger.addFilter(RateLimit(burst=burst))
     logging.getLogger("uvicorn.error").addFilter(_Quiet())
 
 
 def config(app: Any, host: str, port: int, limits: ServerLimits) -> uvicorn.Config:
+    protocol = protocol_class(limits)
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=protocol_class(limits),
+        http=protocol,
+        # asyncio accepts up to `backlog` sockets per loop turn before any protocol sees them:
+        # keep that well inside the descriptor budget, or a burst of connections hits EMFILE
+        # before the connection cap can evict anyone.
+        backlog=max(16, min(2048, protocol.max_connections // 4)),
         timeout_keep_alive=limits.keepalive_timeout,
         timeout_graceful_shutdown=2,  # a backstop: streams end themselves on STOPPING
         h11_max_incomplete_event_size=16 * 1024,  # request line + headers
