@@ -142,6 +142,19 @@ def test_stall_ends_as_error_by_idle_timeout(make_page: Any) -> None:
     assert RICH_ANSWER.startswith(msg.get_attribute("data-text") or "")
 
 
+def test_only_keepalives_end_as_error_by_the_no_content_timeout(make_page: Any) -> None:
+    # Keep-alives arrive every 0.2 s, so the idle timeout (30 s) never fires; only the
+    # no-content timeout can end this answer.
+    p = make_page(settings={"content_s": 1})
+    p.open()
+    p.send("/demo keepalive")
+    msg = p.wait_done(timeout=20_000)
+    assert msg.get_attribute("data-state") == "error"
+    status = msg.query_selector(".status").inner_text()
+    assert "timed out: only keep-alives, no content, for 1 s" in status
+    assert RICH_ANSWER.startswith(msg.get_attribute("data-text") or "")
+
+
 def test_stop_mid_answer_keeps_partial_text(make_page: Any) -> None:
     p = make_page(settings={"headers": "X-Demo-Pace: 1"})
     page = p.open()

@@ -1,5 +1,6 @@
 """The deployment path as a new user meets it (issue #11): the static site on one loopback
-origin (a plain static file server), relays on others, the demo model as their upstream.
+origin (``python -m http.server``, as the README's walkthrough uses), relays on others, the
+demo model as their upstream.
 Every mistake shows its own specific message, keeps the conversation usable and loses no
 typed text. Servers are shared by the whole module."""
 
@@ -7,28 +8,26 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
-from starlette.routing import Mount
-from starlette.staticfiles import StaticFiles
 
 from conftest import Page
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
 from pysse.server.relay import RelayConfig, create_relay_app
-from support import LiveServer, free_port
+from support import LiveServer, ServerProcess, free_port
 
 pytestmark = pytest.mark.browser
 
 
 @dataclass
 class Deploy:
-    static: LiveServer  # /plain: no relay configured; /conf: built with --relay
+    static: ServerProcess  # /plain: no relay configured; /conf: built with --relay
     relays: dict[str, LiveServer]
 
     @property
@@ -68,19 +67,15 @@ def deploy(site: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dep
     }
     site_copy(site, root / "plain", {"relay": ""})
     site_copy(site, root / "conf", {"relay": relays["openai"].url + "/relay"})
-    static_app = Starlette(
-        routes=[
-            Mount(f"/{name}", StaticFiles(directory=root / name, html=True, follow_symlink=True))
-            for name in ("plain", "conf")
-        ]
-    )
-    static = LiveServer(static_app, port=static_port)
-    servers = [demo, *relays.values(), static]
+    servers = [demo, *relays.values()]
     for s in servers:
         s.__enter__()
+    http_server = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1"]
+    static = ServerProcess([*http_server, "--directory", str(root), str(static_port)], static_port)
     try:
         yield Deploy(static, relays)
     finally:
+        static.stop()
         for s in reversed(servers):
             s.__exit__()
         shutil.rmtree(root, ignore_errors=True)
@@ -175,7 +170,9 @@ def test_wrong_url_names_the_status_and_the_likely_mistake(open_page: Any, deplo
     p.send("hello")
     msg = p.wait_done()
     status = status_of(msg)
-    assert status.startswith("Error: HTTP 405 Method Not Allowed")
+    # http.server answers a POST with a 501 HTML page: its title and message, never markup.
+    assert status.startswith("Error: HTTP 501 Not Implemented: Error response")
+    assert "Unsupported method ('POST')" in status
     assert f"{wrong} does not look like a relay" in status
     assert "<" not in status
     assert fix_relay_and_retry(p, deploy.relay("openai")).get_attribute("data-text") == RICH_ANSWER

@@ -75,6 +75,9 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
                     yield chunk
                 if p.stall_after:  # silent until the client gives up (or 5 minutes)
                     await STOPPING.race(asyncio.sleep(300), None)
+                for _ in range(1500 if p.keepalive_after else 0):  # 5 minutes of them
+                    yield b": keep-alive\n\n"
+                    await STOPPING.race(asyncio.sleep(0.2), None)
             except Stopped:
                 return  # the server is shutting down: end the stream now
 

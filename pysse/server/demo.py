@@ -22,6 +22,7 @@ COMMANDS = {
     "help": "list these commands",
     "drop": "the connection dies mid-answer (no terminal event)",
     "stall": "the stream goes silent mid-answer",
+    "keepalive": "mid-answer, only keep-alive comments from then on (no content)",
     "401": "the relay answers 401 Unauthorized",
     "429": "the relay answers 429 Too Many Requests with Retry-After",
     "500": "the relay answers 500 Internal Server Error",
@@ -149,6 +150,7 @@ class Plan:
     headers: dict[str, str] = field(default_factory=dict)
     writes: list[tuple[float, bytes]] = field(default_factory=list)
     stall_after: bool = False  # after the writes, keep the connection open and silent
+    keepalive_after: bool = False  # after the writes, only keep-alive comments
 
 
 def _rechunk(events: list[bytes], rnd: random.Random, lo: int, hi: int) -> list[bytes]:
@@ -203,7 +205,7 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
         kw["error_at"] = len(deltas) // 3
     if cmd == "malformed":
         kw["malformed_at"] = len(deltas) // 3
-    if cmd in ("drop", "stall"):
+    if cmd in ("drop", "stall", "keepalive"):
         deltas = deltas[: len(deltas) // 3]
         kw["terminal"] = False
     events = encode_answer(get_provider(fmt), deltas, error_message=DEMO_ERROR, **kw)
@@ -222,7 +224,11 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
         delays = [rnd.uniform(lo, hi) * pace for _ in chunks]
     delays[0] = 0.05 * pace  # time to first byte
     return Plan(
-        200, dict(SSE_HEADERS), list(zip(delays, chunks, strict=True)), stall_after=cmd == "stall"
+        200,
+        dict(SSE_HEADERS),
+        list(zip(delays, chunks, strict=True)),
+        stall_after=cmd == "stall",
+        keepalive_after=cmd == "keepalive",
     )
 
 
