@@ -449,15 +449,15 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
-def _relay_arguments(ap: argparse.ArgumentParser) -> None:
-    """serve's relay options: pysse-relay's own (one definition) once the venv exists; before
-    that only --help needs them, and the venv is made before they are read."""
+def _relay_arguments(ap: argparse.ArgumentParser) -> bool:
+    """serve's relay options: pysse-relay's own (one definition). Before the venv exists they
+    cannot be imported (no httpx yet): False, and the re-run inside the venv parses them."""
     try:
         from pysse.server.relay import add_relay_arguments
-    except ImportError:  # not in the venv yet: accept anything, the re-run parses again
-        ap.add_argument("relay_args", nargs=argparse.REMAINDER)
-        return
+    except ImportError:
+        return False
     add_relay_arguments(ap, upstream_required=False)
+    return True
 
 
 def main() -> int:
@@ -466,7 +466,7 @@ def main() -> int:
     s = sub.add_parser("serve", help="build and serve the chat page with the demo relay")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
-    _relay_arguments(s)
+    relay_options = _relay_arguments(s)
     st = sub.add_parser("site", help="write the static site to DIR")
     st.add_argument("dir")
     st.add_argument("--relay", default="", help="the relay URL the page sends to")
@@ -478,7 +478,11 @@ def main() -> int:
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")
-    args = ap.parse_args()
+    args, unknown = ap.parse_known_args()
+    if unknown and args.cmd == "test":  # `build.py test -k relay`: pytest's options
+        args.pytest_args = [*unknown, *args.pytest_args]
+    elif unknown and (args.cmd != "serve" or relay_options):
+        ap.error(f"unrecognized arguments: {' '.join(unknown)}")
     ensure_venv(EXTRAS[args.cmd])
     handler = {
         "serve": cmd_serve,
