@@ -253,6 +253,17 @@ def test_format_mismatch_is_named_and_the_relays_format_taken(
     )
 
 
+def test_auto_asks_the_relay_its_format_before_the_first_message(
+    open_page: Any, deploy: Deploy
+) -> None:
+    p = open_page("/plain", relay=deploy.relay("anthropic"))
+    p.page.wait_for_selector("body[data-relay-format='anthropic']")
+    p.send("hello")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-state") == "completed"
+    assert msg.get_attribute("data-text") == RICH_ANSWER
+
+
 @pytest.mark.parametrize(
     ("command", "needle"),
     [

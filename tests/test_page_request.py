@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from pysse.page.request import (
+    advertised_format,
     body_format,
     build_body,
     check_relay_url,
     has_demo,
+    needs_format_probe,
     parse_header_lines,
     relay_url,
 )
@@ -87,3 +89,15 @@ def test_header_lines() -> None:
 def test_unknown_format_is_a_value_error_naming_the_valid_ones() -> None:
     with pytest.raises(ValueError, match="openai-chat, openai-responses, anthropic, gemini"):
         build_body("cohere", [("user", "hi")])
+
+
+def test_the_page_asks_a_real_relay_for_its_format_only_when_it_must() -> None:
+    assert needs_format_probe("auto", "http://r/relay", {})
+    assert needs_format_probe("auto", "", {"relay": "http://r/relay"})
+    assert not needs_format_probe("auto", "", {"demo": {}})  # the demo speaks every format
+    assert not needs_format_probe("anthropic", "http://r/relay", {})
+    assert not needs_format_probe("auto", "http://r/relay", {"format": "gemini"})
+    assert advertised_format('{"relay": "pysse", "format": "anthropic"}') == "anthropic"
+    assert advertised_format('{"relay": "other", "format": "anthropic"}') is None
+    assert advertised_format('{"relay": "pysse", "format": "cohere"}') is None
+    assert advertised_format("<html>") is None

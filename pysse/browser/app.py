@@ -21,10 +21,12 @@ from pyodide.ffi import create_proxy
 from ..inspector import cut
 from ..page.diagnose import label, setup_notice
 from ..page.request import (
+    advertised_format,
     body_format,
     build_body,
     check_relay_url,
     has_demo,
+    needs_format_probe,
     parse_header_lines,
     relay_url,
 )
@@ -63,6 +65,7 @@ class App:
         self.frames = 0
         self._bind()
         self._fill_settings_form()
+        self._probe_format()
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -99,12 +102,32 @@ class App:
             self.prompt.placeholder = "Ask something  (Enter sends, Shift+Enter: new line)"
 
     def _read_settings_form(self, *_: Any) -> None:
+        before = (self.settings["relay"], self.settings["format"])
         for key in DEFAULTS:
             el = q(f"[data-setting={key}]")
             if el is not None:
                 self.settings[key] = coerce(key, el.value)
         self._save_settings()
         self._update_relay_placeholder()
+        if (self.settings["relay"], self.settings["format"]) != before:
+            self._probe_format()
+
+    def _probe_format(self) -> None:
+        """With Format auto, ask the relay which format it speaks (a GET: no preflight, no
+        key used) so the first message is already written in it."""
+        s = self.settings
+        url = self._resolved_url()
+        if url is None or url in self.learned or check_relay_url(str(s["relay"])):
+            return
+        if needs_format_probe(s["format"], str(s["relay"]), self.site):
+            spawn(self._learn_from_probe(url))
+
+    async def _learn_from_probe(self, url: str) -> None:
+        found = await js.pysseBridge.probe(url)
+        fmt = advertised_format(str(found.text)) if found.reached else None
+        if fmt is not None:
+            self.learned.setdefault(url, fmt)
+            self.doc.body.dataset.relayFormat = fmt
 
     def _save_settings(self) -> None:
         # Storage may be disabled; the settings still apply to this page.
@@ -300,6 +323,7 @@ class App:
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         headers.update(user_headers)
         turn.url = url
+        turn.body_format = fmt
         turn.sent_headers = headers
         el.dataset.url = url
         turn.handle = js.pysseBridge.start(

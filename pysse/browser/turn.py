@@ -61,6 +61,7 @@ class Turn:
         self.render_ms: list[float] = []
         self.handle: Any = None
         self.url = ""
+        self.body_format = ""  # the format the request body was written in
         self.sent_headers: dict[str, str] = {}
         self.advertised = ""  # the relay's X-Pysse-Format, if it sent one
         self.from_relay = False  # the answer carried X-Pysse-Relay
@@ -105,6 +106,11 @@ class Turn:
         mismatch = diagnose.format_mismatch(self.format, None, self.advertised)
         if mismatch:
             message += f" — {mismatch}"
+        elif self.advertised and self.body_format and self.advertised != self.body_format:
+            message += (
+                f" — the request was written as {diagnose.label(self.body_format)} but this "
+                f"relay speaks {diagnose.label(self.advertised)}: Retry sends it in that format"
+            )
         self._apply(self.cs.fail("http", message, status))
 
     def on_wrong_type(self, status: int, content_type: str, text: str) -> None:

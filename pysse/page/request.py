@@ -4,6 +4,7 @@ the relay forwards it unchanged."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -11,10 +12,12 @@ from urllib.parse import urlsplit
 from ..providers import PROVIDERS, BodyOptions, Message, get_provider
 
 __all__ = [
+    "advertised_format",
     "body_format",
     "build_body",
     "check_relay_url",
     "has_demo",
+    "needs_format_probe",
     "parse_header_lines",
     "relay_url",
 ]
@@ -65,6 +68,28 @@ def relay_url(setting: str, fmt: str, site: Mapping[str, Any], base: str) -> str
         return None
     path = demo.get(body_format(fmt, site), "/v1/chat/completions")
     return base.rstrip("/") + str(path)
+
+
+def needs_format_probe(fmt: str, setting: str, site: Mapping[str, Any]) -> bool:
+    """True when the page should ask its relay which format it speaks before the first
+    message: Format is auto, the site names no format, and the relay is a real one (the
+    built-in demo speaks every format at its own path)."""
+    if fmt != "auto" or site.get("format") in PROVIDERS:
+        return False
+    return bool(setting.strip() or site.get("relay"))
+
+
+def advertised_format(probe_text: str) -> str | None:
+    """The format a pysse relay's GET answer names, if any."""
+    try:
+        info = json.loads(probe_text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(info, dict) and info.get("relay") == "pysse":
+        fmt = info.get("format")
+        if isinstance(fmt, str) and fmt in PROVIDERS:
+            return fmt
+    return None
 
 
 def check_relay_url(text: str) -> str | None:
