@@ -92,7 +92,7 @@ class RelayConfig:
     max_connections: int = 1000
     keepalive: int = 1000  # pooled idle upstream connections (0: a new connection per chat)
     ca_bundle: str | None = None  # PEM file of CAs to trust for the upstream (else the system's)
-    pool_shards: int = 8  # upstream connection pools (see UpstreamPool: why more than one)
+    pool_shards: int = 32  # upstream connection pools (see UpstreamPool: why more than one)
 
     def __post_init__(self) -> None:
         get_provider(self.format)  # a ValueError naming the valid formats
@@ -325,9 +325,27 @@ def relay_endpoint(
         cors: dict[str, str],
         release: Callable[[], None],
     ) -> Response:
-        req = http.build_request("POST", url, content=content, headers=headers)
         try:
-            upstream = await STOPPING.race(http.send(req, stream=True), None)
+            try:
+                upstream = await STOPPING.race(
+                    http.send(
+                        http.build_request("POST", url, content=content, headers=headers),
+                        stream=True,
+                    ),
+                    None,
+                )
+            except httpx.RemoteProtocolError:
+                # A pooled connection the server closed as it was reused (its idle timeout
+                # and ours crossed): the server sent nothing, so it processed nothing. Once,
+                # on a connection of its own.
+                log.info("upstream closed a reused connection; sending again")
+                upstream = await STOPPING.race(
+                    http.send(
+                        http.build_request("POST", url, content=content, headers=headers),
+                        stream=True,
+                    ),
+                    None,
+                )
         except httpx.TimeoutException:
             log.warning("upstream timeout: no answer from %s", cfg.upstream)
             return json_error(504, "upstream_timeout", "the upstream did not answer in time", cors)
