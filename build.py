@@ -288,8 +288,9 @@ def format_options() -> str:
     )
 
 
-def build_site(out: Path = SITE, relay: str | None = "") -> Path:
-    """Lay out the static site: the page, Pyodide, the wheels, and site.json naming them.
+def build_site(out: Path = SITE, relay: str | None = "", fmt: str | None = None) -> Path:
+    """Lay out the static site: the page, Pyodide, the wheels, and site.json naming them and
+    (``relay``, ``fmt``) the relay the page sends to and its format.
 
     Versioned assets live under content-addressed paths (``pyodide/VERSION/``,
     ``wheels/HASH/``) so a server can mark them immutable."""
@@ -305,11 +306,17 @@ def build_site(out: Path = SITE, relay: str | None = "") -> Path:
         d.mkdir(parents=True)
         shutil.copy2(whl, d / whl.name)
         urls.append(f"wheels/{d.name}/{whl.name}")
-    config = {"pyodide": f"pyodide/{PYODIDE_VERSION}/", "wheels": urls, "relay": relay}
+    config: dict[str, object] = {
+        "pyodide": f"pyodide/{PYODIDE_VERSION}/",
+        "wheels": urls,
+        "relay": relay or "",
+    }
+    if fmt:
+        config["format"] = fmt
     (tmp / "site.json").write_text(json.dumps(config, indent=1))
     # Start every download while the HTML is parsed, not one after another as boot needs
     # them: the runtime's modules, its wasm and stdlib, and the wheels.
-    base = config["pyodide"]
+    base = str(config["pyodide"])
     links = [
         f'<link rel="modulepreload" href="{base}pyodide.mjs">',
         f'<link rel="modulepreload" href="{base}pyodide.asm.mjs">',
@@ -341,21 +348,41 @@ def build_site(out: Path = SITE, relay: str | None = "") -> Path:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from pysse.errors import ConfigError
+    from pysse.server.app import create_app
+    from pysse.server.relay import config_from_args
+    from pysse.server.serve import ServerLimits, run
+
+    relay = None
+    if args.upstream:
+        try:
+            relay = config_from_args(args)
+        except ConfigError as exc:
+            raise SystemExit(f"build.py serve: {exc}") from None
     site = build_site()
-    import uvicorn
-
-    from pysse.server import create_app
-
-    app = create_app(
-        site, upstream=args.upstream, api_key_env=args.api_key_env, upstream_format=args.format
-    )
-    print(f"\n  pysse chat page: http://{args.host}:{args.port}/\n", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    app = create_app(site, relay=relay)
+    where = f" (relay at /relay -> {relay.upstream}, {relay.format})" if relay else ""
+    print(f"\n  pysse chat page: http://{args.host}:{args.port}/{where}\n", flush=True)
+    limits = ServerLimits(max_connections=args.max_connections, header_timeout=args.header_timeout)
+    run(app, args.host, args.port, limits)
     return 0
 
 
+def site_relay_check(relay: str, fmt: str | None) -> str | None:
+    """What is wrong with ``site --relay/--format``, in words, or None."""
+    from pysse.page.request import check_relay_url
+    from pysse.providers import FORMATS
+
+    if fmt is not None and fmt not in FORMATS:
+        return f"--format {fmt!r}: expected one of {', '.join(FORMATS)}"
+    return check_relay_url(relay) if relay else None
+
+
 def cmd_site(args: argparse.Namespace) -> int:
-    build_site(Path(args.dir).resolve(), relay=args.relay)
+    problem = site_relay_check(args.relay, args.format)
+    if problem:
+        raise SystemExit(f"build.py site: {problem}")
+    build_site(Path(args.dir).resolve(), relay=args.relay, fmt=args.format)
     return 0
 
 
@@ -417,18 +444,28 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
+def _relay_arguments(ap: argparse.ArgumentParser) -> bool:
+    """serve's relay options: pysse-relay's own (one definition). Before the venv exists they
+    cannot be imported (no httpx yet): False, and the re-run inside the venv parses them."""
+    try:
+        from pysse.server.relay import add_relay_arguments
+    except ImportError:
+        return False
+    add_relay_arguments(ap, upstream_required=False)
+    return True
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="build and serve the chat page with the demo relay")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
-    s.add_argument("--upstream", help="forward to a real provider instead of the demo model")
-    s.add_argument("--api-key-env", default=None, help="env var holding the upstream API key")
-    s.add_argument("--format", default=None, help="the upstream's wire format")
+    relay_options = _relay_arguments(s)
     st = sub.add_parser("site", help="write the static site to DIR")
     st.add_argument("dir")
-    st.add_argument("--relay", default="", help="the relay URL the page starts with")
+    st.add_argument("--relay", default="", help="the relay URL the page sends to")
+    st.add_argument("--format", default=None, help="the relay's wire format (default: auto)")
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
@@ -436,7 +473,11 @@ def main() -> int:
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")
-    args = ap.parse_args()
+    args, unknown = ap.parse_known_args()
+    if unknown and args.cmd == "test":  # `build.py test -k relay`: pytest's options
+        args.pytest_args = [*unknown, *args.pytest_args]
+    elif unknown and (args.cmd != "serve" or relay_options):
+        ap.error(f"unrecognized arguments: {' '.join(unknown)}")
     ensure_venv(EXTRAS[args.cmd])
     handler = {
         "serve": cmd_serve,

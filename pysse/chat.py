@@ -23,7 +23,15 @@ from .events import (
     Usage,
 )
 from .jsonsafe import JSONTooDeepError, loads_bounded
-from .providers import FORMATS, Decoder, Format, detect_format, error_from_payload, get_provider
+from .providers import (
+    FORMATS,
+    Decoder,
+    Format,
+    detect_format,
+    error_from_payload,
+    get_provider,
+    http_error_message,
+)
 from .sse import Bytes, SSEEvent, SSEParser
 
 __all__ = ["ChatStream", "aiter_chat", "iter_chat"]
@@ -276,14 +284,56 @@ class ChatStream:
         return fin
 
 
-def iter_chat(chunks: Iterable[Bytes], format: Format = "auto") -> Iterator[ChatEvent]:
+ERROR_BODY_MAX = 64 * 1024  # bytes of a non-stream body read for its error message
+
+
+def _not_a_stream(status: int | None, content_type: str | None) -> bool:
+    """True when the response head says the body is not an event stream to parse."""
+    if status is not None and not 200 <= status <= 299:
+        return True
+    if content_type is not None:
+        return not content_type.strip().lower().startswith("text/event-stream")
+    return False
+
+
+def _response_failure(status: int | None, content_type: str | None, body: bytes) -> str:
+    text = body.decode("utf-8", "replace")
+    if status is not None and not 200 <= status <= 299:
+        return http_error_message(status, text, content_type or "")
+    what = (content_type or "").split(";", 1)[0].strip() or "no content type"
+    summary = http_error_message(status or 200, text, content_type or "").partition(": ")[2]
+    return f"the response is {what}, not text/event-stream" + (f": {summary}" if summary else "")
+
+
+def iter_chat(
+    chunks: Iterable[Bytes],
+    format: Format = "auto",
+    *,
+    status: int | None = None,
+    content_type: str | None = None,
+) -> Iterator[ChatEvent]:
     """Chat events from any iterable of byte chunks (``httpx.Response.iter_bytes()``...).
 
     Always ends with exactly one ``Finish``. An exception raised by ``chunks`` (a transport
     error such as ``httpx.ReadError``) ends the answer as ``truncated``, naming the exception
-    in ``Finish.detail``; it is not re-raised, so the text that arrived is never lost to it."""
+    in ``Finish.detail``; it is not re-raised, so the text that arrived is never lost to it.
+
+    Pass the response's ``status`` and ``content_type`` (``resp.status_code``,
+    ``resp.headers.get("content-type")``): a non-2xx status or a body that is not
+    ``text/event-stream`` then ends as ``error`` with the provider's own message (``HTTP 401
+    Unauthorized: Invalid API key``; an HTML page's title, never its markup), reading at most
+    64 KiB of the body, instead of ``truncated``."""
     cs = ChatStream(format)
     it = iter(chunks)
+    if _not_a_stream(status, content_type):
+        body = b""
+        with contextlib.suppress(Exception):
+            for chunk in it:
+                body += bytes(chunk)
+                if len(body) >= ERROR_BODY_MAX:
+                    break
+        yield from cs.fail("http", _response_failure(status, content_type, body), status)
+        return
     while True:
         try:
             chunk = next(it)
@@ -299,12 +349,27 @@ def iter_chat(chunks: Iterable[Bytes], format: Format = "auto") -> Iterator[Chat
 
 
 async def aiter_chat(
-    chunks: AsyncIterable[Bytes], format: Format = "auto"
+    chunks: AsyncIterable[Bytes],
+    format: Format = "auto",
+    *,
+    status: int | None = None,
+    content_type: str | None = None,
 ) -> AsyncIterator[ChatEvent]:
     """``iter_chat`` for async iterators (httpx ``aiter_bytes()``, aiohttp ``iter_chunked()``),
-    with the same rules: exactly one ``Finish``; a transport exception ends it ``truncated``."""
+    with the same rules: exactly one ``Finish``; a transport exception ends it ``truncated``;
+    ``status``/``content_type`` turn an error response into ``error`` with its message."""
     cs = ChatStream(format)
     it = aiter(chunks)
+    if _not_a_stream(status, content_type):
+        body = b""
+        with contextlib.suppress(Exception):
+            async for chunk in it:
+                body += bytes(chunk)
+                if len(body) >= ERROR_BODY_MAX:
+                    break
+        for ev in cs.fail("http", _response_failure(status, content_type, body), status):
+            yield ev
+        return
     while True:
         try:
             chunk = await anext(it)

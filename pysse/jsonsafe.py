@@ -61,12 +61,14 @@ def nesting_depth(text: str | bytes | bytearray, stop_above: int | None = None) 
     return deepest
 
 
-def loads_bounded(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
-    """``json.loads(data)``, but a ``JSONTooDeepError`` (a ``ValueError``) when the text nests
-    deeper than ``max_depth``, decided before any parsing."""
+def loads_bounded(
+    data: str | bytes | bytearray, max_depth: int = MAX_DEPTH, **json_options: Any
+) -> Any:
+    """``json.loads(data, **json_options)``, but a ``JSONTooDeepError`` (a ``ValueError``) when
+    the text nests deeper than ``max_depth``, decided before any parsing."""
     text = _text(data)
     if text.count("[") + text.count("{") > max_depth:
         depth = nesting_depth(text, stop_above=max_depth)
         if depth > max_depth:
             raise JSONTooDeepError(depth, max_depth)
-    return json.loads(text)
+    return json.loads(text, **json_options)

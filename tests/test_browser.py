@@ -94,9 +94,9 @@ def test_message_sent_before_python_is_ready_goes_out(make_page: Any) -> None:
     ("command", "state", "needle"),
     [
         ("/demo drop", "truncated", "connection closed before"),
-        ("/demo 401", "error", "HTTP 401: Invalid API key (demo)."),
+        ("/demo 401", "error", "HTTP 401 Unauthorized: Invalid API key (demo)."),
         ("/demo 429", "error", "retry after 7 s"),
-        ("/demo 500", "error", "HTTP 500: Internal Server Error (demo)"),
+        ("/demo 500", "error", "HTTP 500 Internal Server Error: Internal Server Error (demo)"),
         ("/demo html", "error", "not text/event-stream"),
         ("/demo error", "error", "The server had an error (demo)."),
         ("/demo malformed", "error", "not JSON"),
@@ -143,6 +143,19 @@ def test_stall_ends_as_error_by_idle_timeout(make_page: Any) -> None:
     assert RICH_ANSWER.startswith(msg.get_attribute("data-text") or "")
 
 
+def test_only_keepalives_end_as_error_by_the_no_content_timeout(make_page: Any) -> None:
+    # Keep-alives arrive every 0.2 s, so the idle timeout (30 s) never fires; only the
+    # no-content timeout can end this answer.
+    p = make_page(settings={"content_s": 1})
+    p.open()
+    p.send("/demo keepalive")
+    msg = p.wait_done(timeout=20_000)
+    assert msg.get_attribute("data-state") == "error"
+    status = msg.query_selector(".status").inner_text()
+    assert "timed out: only keep-alives, no content, for 1 s" in status
+    assert RICH_ANSWER.startswith(msg.get_attribute("data-text") or "")
+
+
 def test_stop_mid_answer_keeps_partial_text(make_page: Any) -> None:
     p = make_page(settings={"headers": "X-Demo-Pace: 1"})
     page = p.open()
@@ -186,18 +199,40 @@ def test_two_quick_sends_are_answered_in_order(make_page: Any) -> None:
     assert second.get_attribute("data-text") == "second"
 
 
-def test_retry_resends_the_same_conversation(make_page: Any) -> None:
+def test_retry_resends_the_same_conversation_in_place(make_page: Any) -> None:
     p = make_page()
     page = p.open()
     bodies: list[str] = []
     page.on("request", lambda r: bodies.append(r.post_data or "") if r.method == "POST" else None)
+    p.send("/demo echo one")
+    p.wait_done()
     p.send("/demo drop")
     msg = p.wait_done()
     assert msg.get_attribute("data-state") == "truncated"
     msg.query_selector("[data-role=retry]").click()
-    page.wait_for_function("() => document.querySelectorAll('[data-role=assistant]').length == 2")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-role=assistant]')[1].dataset.state !== 'truncated'"
+    )
+    p.wait_done()
+    # The retried answer took the failed one's place: on screen, as sent, two exchanges.
+    assert page.locator("[data-role=assistant]").count() == 2
+    assert len(bodies) == 3 and json.loads(bodies[1]) == json.loads(bodies[2])
+    roles = page.eval_on_selector_all(".msg", "els => els.map(e => e.dataset.role)")
+    assert roles == ["user", "assistant", "user", "assistant"]
+    sent = [m["content"] for m in json.loads(bodies[2])["messages"]]
+    assert sent == ["/demo echo one", "one", "/demo drop"]
+
+
+def test_retry_is_offered_only_on_the_latest_answer(make_page: Any) -> None:
+    p = make_page()
+    p.open()
+    p.send("/demo drop")
+    first = p.wait_done()
+    assert not first.query_selector("[data-role=retry]").is_hidden()
+    p.send("/demo echo next")
     p.wait_done(1)
-    assert len(bodies) == 2 and json.loads(bodies[0]) == json.loads(bodies[1])
+    # Retrying the first answer now would fork the conversation: no button.
+    assert first.query_selector("[data-role=retry]").is_hidden()
 
 
 def test_renders_at_most_one_per_frame(make_page: Any) -> None:

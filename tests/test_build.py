@@ -40,3 +40,16 @@ def test_the_format_menu_comes_from_the_registry(site: Path) -> None:
     for name, provider in PROVIDERS.items():
         assert f'<option value="{name}">{provider.label}</option>' in html
     assert "<!--formats" not in html
+
+
+def test_site_with_a_relay_and_format_writes_them_to_site_json(tmp_path: Path) -> None:
+    import build
+
+    assert build.site_relay_check("relay.example/relay", None) is not None
+    assert "expected one of" in (build.site_relay_check("", "cohere") or "")
+    assert build.site_relay_check("https://relay.example/relay", "anthropic") is None
+    out = build.build_site(tmp_path / "site", relay="https://relay.example/relay", fmt="anthropic")
+    config = json.loads((out / "site.json").read_text())
+    assert config["relay"] == "https://relay.example/relay" and config["format"] == "anthropic"
+    plain = json.loads((build.build_site(tmp_path / "plain") / "site.json").read_text())
+    assert plain["relay"] == "" and "format" not in plain and "demo" not in plain

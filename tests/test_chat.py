@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -272,3 +272,70 @@ def test_deeply_nested_json_is_malformed_at_every_chunking(depth_events: str) ->
         assert cs.error is not None and cs.error.kind == "malformed"
         assert "nested more than 128 levels deep" in cs.error.message
         assert cs.text == "before "
+
+
+# -- iter_chat / aiter_chat told the response's status and content type ---------------------
+
+
+def test_iter_chat_reports_an_http_error_with_the_providers_message() -> None:
+    from pysse import ProviderError
+
+    body = [b'{"error": {"message": "Invalid API key", "type": "auth"}}']
+    events = list(iter_chat(body, status=401, content_type="application/json"))
+    assert isinstance(events[0], ProviderError) and events[0].status == 401
+    assert events[0].message == "HTTP 401 Unauthorized: Invalid API key"
+    assert isinstance(events[-1], Finish) and events[-1].outcome == "error"
+
+
+def test_iter_chat_summarises_an_html_page_instead_of_truncated() -> None:
+    page = [b"<!doctype html><html><head><title>Portal</title></head>", b"<body>x</body></html>"]
+    events = list(iter_chat(page, status=200, content_type="text/html"))
+    fin = events[-1]
+    assert isinstance(fin, Finish) and fin.outcome == "error"
+    assert fin.detail == "the response is text/html, not text/event-stream: Portal — x"
+
+
+def test_iter_chat_reads_at_most_64_kib_of_an_endless_error_body() -> None:
+    def endless() -> Iterator[bytes]:
+        while True:
+            yield b"x" * 1000
+
+    events = list(iter_chat(endless(), status=500, content_type="text/plain"))
+    assert events[-1].outcome == "error"  # type: ignore[union-attr]
+
+
+def test_aiter_chat_with_status() -> None:
+    async def agen() -> AsyncIterator[bytes]:
+        yield b"Service Unavailable"
+
+    async def run() -> list[Any]:
+        return [e async for e in aiter_chat(agen(), status=503, content_type="text/plain")]
+
+    events = asyncio.run(run())
+    assert events[-1].outcome == "error" and "HTTP 503 Service Unavailable" in events[-1].detail
+
+
+def test_the_readme_iter_chat_example_runs_against_the_demo_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The README's copy-paste example, run as written (only the port differs)."""
+    import re
+    from pathlib import Path
+
+    from pysse.server.app import create_app
+    from pysse.server.demo import RICH_ANSWER
+    from support import LiveServer
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = re.search(
+        r"<!-- example: iter_chat against build.py serve -->\n```python\n(.*?)```", readme, re.S
+    )
+    assert code is not None
+    with LiveServer(create_app(None, demo_pace=0.01)) as live:
+        source = code.group(1).replace("http://127.0.0.1:8000", live.url)
+        exec(compile(source, "README.md", "exec"), {})
+        assert capsys.readouterr().out == RICH_ANSWER + "\n[completed] \n"
+        exec(compile(source.replace("Hello!", "/demo 401"), "README.md", "exec"), {})
+        assert capsys.readouterr().out == (
+            "\n[error] HTTP 401 Unauthorized: Invalid API key (demo).\n"
+        )

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from pysse.page.request import build_body, parse_header_lines, relay_url
+from pysse.page.request import (
+    advertised_format,
+    body_format,
+    build_body,
+    check_relay_url,
+    has_demo,
+    needs_format_probe,
+    parse_header_lines,
+    relay_url,
+)
 
 
 def test_bodies_per_format() -> None:
@@ -32,6 +41,44 @@ def test_relay_url_resolution() -> None:
     assert relay_url("", "anthropic", {**site, "relay": "/relay"}, "http://h") == "/relay"
 
 
+def test_a_static_site_without_a_relay_has_nowhere_to_send() -> None:
+    static = {"relay": "", "pyodide": "pyodide/", "wheels": []}
+    assert relay_url("", "auto", static, "http://h") is None
+    assert not has_demo(static) and has_demo({"demo": {"openai-chat": "/v1/chat/completions"}})
+    assert relay_url("https://r.example/relay", "auto", static, "http://h") == (
+        "https://r.example/relay"
+    )
+
+
+def test_body_format_prefers_what_the_relay_says_for_auto() -> None:
+    assert body_format("anthropic", {"format": "gemini"}, "openai-chat") == "anthropic"
+    assert body_format("auto", {"format": "gemini"}, "anthropic") == "anthropic"
+    assert body_format("auto", {"format": "gemini"}) == "gemini"
+    assert body_format("auto", {}) == "openai-chat"
+    assert body_format("auto", {}, "bogus") == "openai-chat"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", None),
+        ("/relay", None),
+        ("http://127.0.0.1:8787/relay", None),
+        ("https://relay.example", None),
+        ("relay.example/relay", "must start with https://"),
+        ("ftp://relay.example/", "must start with https://"),
+        ("//relay.example/relay", "must start with https://"),
+        ("http:///relay", "no host name"),
+        ("http://r.example:80x/relay", "port is not a number"),
+        ("http://r.example/relay?x=1", "?query"),
+        ("http://r.example/ relay", "spaces"),
+    ],
+)
+def test_relay_url_validation(text: str, problem: str | None) -> None:
+    got = check_relay_url(text)
+    assert (got is None) if problem is None else (problem in (got or "")), got
+
+
 def test_header_lines() -> None:
     assert parse_header_lines("X-Relay-Secret: abc\nbad line\nX-A:1:2\n: x") == {
         "X-Relay-Secret": "abc",
@@ -42,3 +89,15 @@ def test_header_lines() -> None:
 def test_unknown_format_is_a_value_error_naming_the_valid_ones() -> None:
     with pytest.raises(ValueError, match="openai-chat, openai-responses, anthropic, gemini"):
         build_body("cohere", [("user", "hi")])
+
+
+def test_the_page_asks_a_real_relay_for_its_format_only_when_it_must() -> None:
+    assert needs_format_probe("auto", "http://r/relay", {})
+    assert needs_format_probe("auto", "", {"relay": "http://r/relay"})
+    assert not needs_format_probe("auto", "", {"demo": {}})  # the demo speaks every format
+    assert not needs_format_probe("anthropic", "http://r/relay", {})
+    assert not needs_format_probe("auto", "http://r/relay", {"format": "gemini"})
+    assert advertised_format('{"relay": "pysse", "format": "anthropic"}') == "anthropic"
+    assert advertised_format('{"relay": "other", "format": "anthropic"}') is None
+    assert advertised_format('{"relay": "pysse", "format": "cohere"}') is None
+    assert advertised_format("<html>") is None

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pysse.page.settings import DEFAULTS, coerce, image_hosts, load_settings
+from pysse.page.settings import DEFAULTS, coerce, dump_settings, image_hosts, load_settings
 
 
 def test_defaults_when_nothing_is_saved() -> None:
@@ -17,9 +17,23 @@ def test_defaults_when_nothing_is_saved() -> None:
 def test_server_format_then_saved_values() -> None:
     assert load_settings(None, {"format": "anthropic"})["format"] == "anthropic"
     saved = json.dumps({"model": "m", "idle_s": "12", "unknown": 1, "format": "gemini"})
-    s = load_settings(saved, {"format": "anthropic"})
+    s = load_settings(saved, {})
     assert s["model"] == "m" and s["idle_s"] == 12 and s["format"] == "gemini"
     assert "unknown" not in s
+
+
+def test_a_stale_saved_format_does_not_override_the_servers() -> None:
+    site = {"format": "anthropic"}
+    # Saved while playing with the demo (no server format), then the server is started with
+    # --format anthropic: the server wins.
+    stale = json.dumps({"format": "gemini", "model": "m"})
+    s = load_settings(stale, site)
+    assert s["format"] == "anthropic" and s["model"] == "m"
+    # Chosen under this server's format: the user's choice stands.
+    chosen = dump_settings({**DEFAULTS, "format": "gemini"}, site)
+    assert load_settings(chosen, site)["format"] == "gemini"
+    # ... until the server's format changes again.
+    assert load_settings(chosen, {"format": "openai-chat"})["format"] == "openai-chat"
 
 
 @pytest.mark.parametrize("saved", ["{not json", "[1, 2]", '"text"', json.dumps({"format": 3})])

@@ -1,6 +1,7 @@
 // Boot: the page is already painted and usable; load Pyodide and the wheels from this site
 // (never a CDN), then hand over to Python (pysse.browser). Prompts sent before Python is
-// ready are queued and go out as soon as it is.
+// ready are queued and go out as soon as it is. If boot fails, the page says which URL
+// failed and how, keeps every typed message, and offers a reload that restores them.
 import * as bridge from "./bridge.js";
 
 window.pysseBridge = bridge;
@@ -8,12 +9,39 @@ const $ = (sel) => document.querySelector(sel);
 const progress = $("[data-role=boot-progress]");
 const bootText = $("[data-role=boot-text]");
 const step = (value, text) => { progress.value = value; bootText.textContent = text; };
+const DRAFT_KEY = "pysse.draft";
 
 const early = [];
 const prompt = $("[data-role=prompt]");
+let bootFailed = null;
+try {  // a reload after a failed boot brings back what was typed
+  const draft = sessionStorage.getItem(DRAFT_KEY);
+  if (draft && !prompt.value) prompt.value = draft;
+  sessionStorage.removeItem(DRAFT_KEY);
+} catch (e) { /* storage disabled */ }
+
+class BootError extends Error {}
+
+// Which of these URLs fails, and how ("HTTP 404 Not Found", "network error"); null if all load.
+async function firstFailing(urls) {
+  for (const url of urls) {
+    try {
+      const resp = await fetch(url, { method: "HEAD", cache: "no-store" });
+      if (!resp.ok) return `${url} (HTTP ${resp.status}${resp.statusText ? " " + resp.statusText : ""})`;
+    } catch (e) {
+      return `${url} (${e.name}: ${e.message})`;
+    }
+  }
+  return null;
+}
+
 const earlySend = () => {
   const text = prompt.value.trim();
   if (!text) return;
+  if (bootFailed) {  // nothing can go out: keep the text where it was typed
+    bootText.textContent = `${bootFailed} Your message is kept; press Reload.`;
+    return;
+  }
   prompt.value = "";
   early.push(text);
   const art = document.createElement("article");
@@ -31,17 +59,42 @@ document.body.dataset.booting = "1"; // sending works from here on, before Pytho
 
 async function boot() {
   const t0 = performance.now();
-  const site = await (await fetch("site.json", { cache: "no-cache" })).json();
+  const siteURL = new URL("site.json", location.href).href;
+  let site;
+  try {
+    const resp = await fetch(siteURL, { cache: "no-cache" });
+    if (!resp.ok) throw new BootError(`could not load ${siteURL} (HTTP ${resp.status})`);
+    site = await resp.json();
+  } catch (e) {
+    throw e instanceof BootError ? e : new BootError(`could not load ${siteURL} (${e.name}: ${e.message})`);
+  }
   step(15, "Loading the Python runtime…");
   const base = new URL(site.pyodide, location.href).href;
-  const { loadPyodide } = await import(new URL("pyodide.mjs", base).href);
-  const py = await loadPyodide({ indexURL: base });
+  const runtime = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"].map((f) => new URL(f, base).href);
+  let py;
+  try {
+    const { loadPyodide } = await import(runtime[0]);
+    py = await loadPyodide({ indexURL: base });
+  } catch (e) {
+    const bad = await firstFailing(runtime);
+    throw new BootError(bad ? `could not load ${bad}` : `the Python runtime did not start (${e.message})`);
+  }
   step(60, "Loading packages…");
-  // URLs, in dependency order: loadPackage() resolves no dependencies for wheel URLs.
-  await py.loadPackage(site.wheels.map((u) => new URL(u, location.href).href), { messageCallback: () => {} });
-  step(90, "Starting the app…");
-  window.pysseRuntime = py; // for tools and benchmarks
-  const browser = py.pyimport("pysse.browser");
+  // URLs, in dependency order: loadPackage() resolves no dependencies for wheel URLs. A wheel
+  // that fails to load does not throw (it is logged): errors are collected and checked.
+  const wheels = site.wheels.map((u) => new URL(u, location.href).href);
+  const problems = [];
+  let browser;
+  try {
+    await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => problems.push(m) });
+    step(90, "Starting the app…");
+    window.pysseRuntime = py; // for tools and benchmarks
+    if (problems.length) throw new Error(problems.join("; "));
+    browser = py.pyimport("pysse.browser");
+  } catch (e) {
+    const bad = await firstFailing(wheels);
+    throw new BootError(bad ? `could not load ${bad}` : `pysse did not load (${String(e.message).split("\n").filter(Boolean).pop()})`);
+  }
   $("[data-role=send]").removeEventListener("click", earlySend);
   prompt.removeEventListener("keydown", earlyKey);
   for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
@@ -53,6 +106,19 @@ async function boot() {
 
 boot().catch((e) => {
   console.error(e);
-  bootText.textContent = `Python failed to start: ${e.message}`;
+  bootFailed = `Python failed to start: ${e.message}. Reload the page; if it keeps failing, ` +
+    "rebuild the site (python build.py site DIR) and upload all of it.";
+  progress.hidden = true;
+  bootText.textContent = bootFailed;
   document.body.dataset.bootError = "1";
+  // Messages sent while booting go back to the composer: nothing was lost, nothing went out.
+  const kept = [...early, prompt.value.trim()].filter(Boolean).join("\n");
+  prompt.value = kept;
+  for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
+  const reload = $("[data-role=reload]");
+  reload.hidden = false;
+  reload.addEventListener("click", () => {
+    try { sessionStorage.setItem(DRAFT_KEY, prompt.value); } catch (err) { /* storage disabled */ }
+    location.reload();
+  });
 });

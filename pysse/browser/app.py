@@ -20,8 +20,18 @@ import js
 from pyodide.ffi import create_proxy
 
 from ..inspector import cut
-from ..page.request import build_body, parse_header_lines, relay_url
-from ..page.settings import DEFAULTS, SETTINGS_KEY, coerce, load_settings
+from ..page.diagnose import label, setup_notice
+from ..page.request import (
+    advertised_format,
+    body_format,
+    build_body,
+    check_relay_url,
+    has_demo,
+    needs_format_probe,
+    parse_header_lines,
+    relay_url,
+)
+from ..page.settings import DEFAULTS, SETTINGS_KEY, coerce, dump_settings, load_settings
 from .dom import PAUSES, Listeners, js_obj, q, run_sliced, spawn
 from .inspector_panel import WHOLE_MAX, InspectorPanel
 from .scroll import ScrollBinding
@@ -49,12 +59,14 @@ class App:
         self.scroll = ScrollBinding(self.log, q("[data-role=jump]"))
         self.inspector = InspectorPanel(self)
         self._mds: dict[frozenset[str], Any] = {}
+        self.learned: dict[str, str] = {}  # relay URL -> the format it advertised
         self.settings = load_settings(self._stored_settings(), site)
         self._frame_proxy = create_proxy(self._on_frame)
         self._frame_id: Any = None
         self.frames = 0
         self._bind()
         self._fill_settings_form()
+        self._probe_format()
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -75,21 +87,96 @@ class App:
     def _update_relay_placeholder(self) -> None:
         el = q("[data-role=relay-url]")
         if el is not None:
-            el.placeholder = self._resolved_url(ignore_setting=True) + "  (default)"
+            default = self._resolved_url(ignore_setting=True)
+            el.placeholder = f"{default}  (default)" if default else "not set: see the notice"
+        problem = check_relay_url(str(self.settings["relay"]))
+        err = q("[data-role=relay-url-error]")
+        if err is not None:
+            err.textContent = problem or ""
+            err.hidden = not problem
+        if el is not None:
+            el.setAttribute("aria-invalid", "true" if problem else "false")
+        hint = q("[data-role=demo-hint]")
+        if hint is not None:
+            hint.hidden = not has_demo(self.site)
+        if not has_demo(self.site):
+            self.prompt.placeholder = "Ask something  (Enter sends, Shift+Enter: new line)"
 
     def _read_settings_form(self, *_: Any) -> None:
+        before = (self.settings["relay"], self.settings["format"])
         for key in DEFAULTS:
             el = q(f"[data-setting={key}]")
             if el is not None:
                 self.settings[key] = coerce(key, el.value)
+        self._save_settings()
+        self._update_relay_placeholder()
+        if (self.settings["relay"], self.settings["format"]) != before:
+            self._probe_format()
+
+    def _probe_format(self) -> None:
+        """With Format auto, ask the relay which format it speaks (a GET: no preflight, no
+        key used) so the first message is already written in it."""
+        s = self.settings
+        url = self._resolved_url()
+        if url is None or url in self.learned or check_relay_url(str(s["relay"])):
+            return
+        if needs_format_probe(s["format"], str(s["relay"]), self.site):
+            spawn(self._learn_from_probe(url))
+
+    async def _learn_from_probe(self, url: str) -> None:
+        found = await js.pysseBridge.probe(url)
+        fmt = advertised_format(str(found.text)) if found.reached else None
+        if fmt is not None:
+            self.learned.setdefault(url, fmt)
+            self.doc.body.dataset.relayFormat = fmt
+
+    def _save_settings(self) -> None:
         # Storage may be disabled; the settings still apply to this page.
         with contextlib.suppress(Exception):
-            js.localStorage.setItem(SETTINGS_KEY, json.dumps(self.settings))
-        self._update_relay_placeholder()
+            js.localStorage.setItem(SETTINGS_KEY, dump_settings(self.settings, self.site))
 
-    def _resolved_url(self, ignore_setting: bool = False) -> str:
+    def _resolved_url(self, ignore_setting: bool = False) -> str | None:
         setting = "" if ignore_setting else str(self.settings["relay"])
-        return relay_url(setting, self.settings["format"], self.site, js.location.origin)
+        fmt = body_format(self.settings["format"], self.site)
+        return relay_url(setting, fmt, self.site, js.location.origin)
+
+    def learn_format(self, url: str, fmt: str) -> bool:
+        """The relay at ``url`` says it speaks ``fmt`` (X-Pysse-Format). Later requests use
+        it; a chosen Format that disagrees is switched to it (the relay knows, a saved value
+        may be stale). True if the Format setting changed."""
+        self.learned[url] = fmt
+        if self.settings["format"] in ("auto", fmt):
+            return False
+        self.settings["format"] = fmt
+        self._save_settings()
+        el = q("[data-setting=format]")
+        if el is not None:
+            el.value = fmt
+        self.show_notice(
+            f"Format is now {label(fmt)}: the relay at {url} says it speaks that. Press Retry "
+            "to send again."
+        )
+        return True
+
+    def show_notice(self, text: str) -> None:
+        """A line in the conversation from the page itself (setup help, a changed setting);
+        never sent to the model."""
+        art = self.doc.createElement("article")
+        art.className = "msg notice"
+        art.dataset.role = "notice"
+        art.setAttribute("role", "status")
+        art.textContent = text
+        self.log.appendChild(art)
+        self.scroll.follow()
+
+    def setup_problem(self) -> str | None:
+        """Why nothing can be sent right now (no relay, an invalid relay URL), or None."""
+        problem = check_relay_url(str(self.settings["relay"]))
+        if problem:
+            return f"Settings → Relay URL: {problem}. Fix it, then send again."
+        if self._resolved_url() is None:
+            return setup_notice(str(js.location.origin))
+        return None
 
     def md_for(self, hosts: frozenset[str]) -> Any:
         if hosts not in self._mds:
@@ -175,10 +262,20 @@ class App:
         text = str(self.prompt.value).strip()
         if not text:
             return
+        problem = self.setup_problem()
+        if problem:  # nothing can go out: say why, and keep the text where it was typed
+            self.show_notice(problem)
+            return
         self.prompt.value = ""
         self.send(text)
 
     def send(self, text: str) -> None:
+        problem = self.setup_problem()
+        if problem:  # a message typed during boot: put it back in the composer
+            if text not in str(self.prompt.value):
+                self.prompt.value = (text + "\n" + str(self.prompt.value)).strip()
+            self.show_notice(problem)
+            return
         if self.current is not None:
             self.queue.append(text)  # goes out when the current answer ends
             self._add_user(text, queued=True)
@@ -205,8 +302,14 @@ class App:
         self.log.appendChild(art)
         return art
 
-    def _start(self, history: list[tuple[str, str]]) -> None:
+    def _start(self, history: list[tuple[str, str]], replace: Any = None) -> None:
+        # Only the latest answer can be retried: Retry on an earlier one would fork the
+        # conversation (what is on screen and what is sent would disagree).
+        for t in self.turns:
+            q("[data-role=retry]", t.el).hidden = True
         el = self._add_assistant()
+        if replace is not None:
+            replace.replaceWith(el)  # a retried answer takes the failed one's place
         turn = Turn(self, history, el)
         self.turns.append(turn)
         self.active.append(turn)
@@ -214,13 +317,15 @@ class App:
         self.stop_btn.disabled = False
         self.doc.body.dataset.streaming = "1"
         s = self.settings
-        body = build_body(s["format"], history, model=s["model"], system=s["system"])
-        headers = {
-            "content-type": "application/json",
-            "accept": "text/event-stream",
-            **parse_header_lines(s["headers"]),
-        }
-        url = self._resolved_url()
+        url = self._resolved_url() or ""
+        fmt = body_format(s["format"], self.site, self.learned.get(url, ""))
+        body = build_body(fmt, history, model=s["model"], system=s["system"])
+        user_headers = parse_header_lines(s["headers"])
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        headers.update(user_headers)
+        turn.url = url
+        turn.body_format = fmt
+        turn.sent_headers = headers
         el.dataset.url = url
         turn.handle = js.pysseBridge.start(
             url,
@@ -229,6 +334,7 @@ class App:
             create_proxy(turn),
             int(s["first_byte_s"]) * 1000,
             int(s["idle_s"]) * 1000,
+            int(s["content_s"]) * 1000,
         )
         self.after_render()
 
@@ -256,11 +362,18 @@ class App:
             self.current.stop()
 
     def retry(self, turn: Turn) -> None:
-        """Re-send the conversation the failed answer replied to (never automatically)."""
-        if self.current is not None:
+        """Re-send the conversation the failed answer replied to, in its place (never
+        automatically). Only the latest answer offers Retry, so nothing after it is lost and
+        the history sent is exactly what is on screen above it."""
+        if self.current is not None or not self.turns or turn is not self.turns[-1]:
             return
+        problem = self.setup_problem()
+        if problem:
+            self.show_notice(problem)
+            return
+        self.turns.remove(turn)
         self.history = list(turn.history)
-        self._start(list(turn.history))
+        self._start(list(turn.history), replace=turn.el)
 
     def new_chat(self) -> None:
         # Clear the queue first: stopping the current answer would otherwise start the next

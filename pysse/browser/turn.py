@@ -15,8 +15,8 @@ import js
 from ..chat import ChatStream
 from ..events import ChatEvent, Finish, Outcome, TextDelta, Usage
 from ..inspector import timing_summary
+from ..page import diagnose
 from ..page.settings import image_hosts
-from ..providers import error_message
 from ..render.frames import FrameScheduler
 from .dom import q
 
@@ -60,45 +60,75 @@ class Turn:
         self.longest_render_ms = 0.0
         self.render_ms: list[float] = []
         self.handle: Any = None
+        self.url = ""
+        self.body_format = ""  # the format the request body was written in
+        self.sent_headers: dict[str, str] = {}
+        self.advertised = ""  # the relay's X-Pysse-Format, if it sent one
+        self.from_relay = False  # the answer carried X-Pysse-Relay
         self.state = "streaming"
         self.shown_tail = ""
         self.sched = FrameScheduler(self.render, app.request_frame, app.is_hidden)
 
     # -- from the JS bridge (called synchronously by its read loop) ------------------------------
 
-    def on_chunk(self, u8: Any) -> None:
-        self.feed_bytes(u8.to_bytes())
+    def on_chunk(self, u8: Any) -> bool:
+        """Feed a chunk; True if it completed chat content (keep-alives do not count: the
+        bridge's no-content timer is re-armed only on True)."""
+        return self.feed_bytes(u8.to_bytes())
 
-    def feed_bytes(self, data: bytes) -> None:
+    def feed_bytes(self, data: bytes) -> bool:
         self.chunks.append((js.performance.now() - self.t0, data))
         if self.state == "streaming":
-            self._apply(self.cs.feed(data))
+            events = self.cs.feed(data)
+            self._apply(events)
+            return bool(events)
+        return False
 
     def on_end(self) -> None:
         self._apply(self.cs.close())
 
+    def on_open(self, status: int, content_type: str, fmt: str, relay: str) -> None:
+        """The response's head arrived: remember what the relay says it speaks."""
+        self.advertised = str(fmt or "")
+        self.from_relay = bool(relay)
+        if self.advertised:
+            self.app.learn_format(self.url, self.advertised)
+
     def on_http_error(self, status: int, retry_after: Any, content_type: str, text: str) -> None:
-        message = f"HTTP {status}"
-        detail = error_message(text)
-        if detail:
-            message += f": {detail}"
-        if retry_after:
-            message += f" (retry after {retry_after} s)"
+        message = diagnose.http_failure(
+            status,
+            text,
+            content_type,
+            url=self.url,
+            retry_after=str(retry_after or ""),
+            from_relay=self.from_relay,
+        )
+        mismatch = diagnose.format_mismatch(self.format, None, self.advertised)
+        if mismatch:
+            message += f" — {mismatch}"
+        elif self.advertised and self.body_format and self.advertised != self.body_format:
+            message += (
+                f" — the request was written as {diagnose.label(self.body_format)} but this "
+                f"relay speaks {diagnose.label(self.advertised)}: Retry sends it in that format"
+            )
         self._apply(self.cs.fail("http", message, status))
 
     def on_wrong_type(self, status: int, content_type: str, text: str) -> None:
         self._apply(
             self.cs.fail(
-                "not_a_stream",
-                f"the relay answered {status} with {content_type or 'no content type'}, not "
-                "text/event-stream: the relay URL probably points at the wrong thing",
-                status,
+                "not_a_stream", diagnose.not_a_stream(status, content_type, text, self.url), status
             )
         )
 
-    def on_network_error(self, name: str, message: str) -> None:
+    def on_network_error(self, name: str, message: str, probe: str = "") -> None:
         if self.state == "streaming":
-            self._apply(self.cs.fail("network", f"could not reach the relay ({name}: {message})"))
+            text = diagnose.unreachable(
+                self.url,
+                str(js.location.origin),
+                self.sent_headers,
+                diagnose.Probe.from_json(probe),
+            )
+            self._apply(self.cs.fail("network", text))
 
     def on_read_error(self, name: str, message: str) -> None:
         if self.state == "streaming":  # else Stop already ended this answer
@@ -106,7 +136,10 @@ class Turn:
             self._apply(self.cs.close())
 
     def on_timeout(self, kind: str, seconds: float) -> None:
-        what = "no first byte" if kind == "first-byte" else "no bytes"
+        what = {
+            "first-byte": "no first byte",
+            "no-content": "only keep-alives, no content,",
+        }.get(kind, "no bytes")
         self._apply(self.cs.fail("timeout", f"timed out: {what} for {seconds:g} s"))
 
     # -- from the page -------------------------------------------------------------------------
@@ -156,15 +189,27 @@ class Turn:
         self.t_end = js.performance.now() - self.t0
         self.sched.flush()  # the final state, synchronously: never wait on a frame
         self.el.dataset.state = state.value
+        self.status_el.textContent = self._note(fin)
+        self.el.dataset.text = self.cs.text  # the exact concatenated deltas, for tests and tools
+        q("[data-role=retry]", self.el).hidden = state == Outcome.COMPLETED or self.replay
+        self.app.turn_finished(self)
+
+    def _note(self, fin: Finish) -> str:
+        """The status line: how the answer ended, and, when the stream is in another format
+        than the one chosen, that mismatch first (it is the cause)."""
+        state = fin.outcome
         note = STATE_TEXT[state]
         if state == Outcome.ERROR and self.cs.error is not None:
             note = f"Error: {self.cs.error.message}"
         elif state == Outcome.TRUNCATED and fin.detail:
             note = "Truncated: " + fin.detail.removeprefix("truncated: ")
-        self.status_el.textContent = note
-        self.el.dataset.text = self.cs.text  # the exact concatenated deltas, for tests and tools
-        q("[data-role=retry]", self.el).hidden = state == Outcome.COMPLETED or self.replay
-        self.app.turn_finished(self)
+        if state in (Outcome.ERROR, Outcome.TRUNCATED) and self.chunks and not self.replay:
+            mismatch = diagnose.format_mismatch(
+                self.format, diagnose.stream_format(self.raw()), self.advertised
+            )
+            if mismatch:
+                note = f"{STATE_TEXT[state]}: {mismatch}"
+        return note
 
     def _show_usage(self, usage: Usage) -> None:
         u = self.cs.usage or usage

@@ -4,13 +4,14 @@ and how a form value becomes a setting. Pure; the browser reads and writes the D
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from ..jsonsafe import loads_bounded
 from ..providers import FORMATS
 
-__all__ = ["DEFAULTS", "SETTINGS_KEY", "coerce", "image_hosts", "load_settings"]
+__all__ = ["DEFAULTS", "SETTINGS_KEY", "coerce", "dump_settings", "image_hosts", "load_settings"]
 
 SETTINGS_KEY = "pysse.settings.v1"  # the localStorage key
 DEFAULTS: dict[str, Any] = {
@@ -21,25 +22,39 @@ DEFAULTS: dict[str, Any] = {
     "headers": "",
     "first_byte_s": 60,
     "idle_s": 30,
+    "content_s": 300,  # only keep-alives (no content) for this long: the answer times out
     "image_hosts": "",
 }
+SITE_FORMAT_KEY = "site_format"  # stored beside the settings: the site format they were made for
 
 
 def load_settings(saved: str | None, site: Mapping[str, Any]) -> dict[str, Any]:
     """The defaults, then the server's format (site.json), then what the user saved (a JSON
-    object; anything unreadable or unknown is ignored)."""
+    object; anything unreadable or unknown is ignored).
+
+    A saved format is kept only if it was chosen while the site said the same format: once
+    the server is started with another ``--format`` (or the site rebuilt with one), the
+    server's format wins over the stale saved value instead of silently overriding it."""
     s = dict(DEFAULTS)
-    if site.get("format") in FORMATS:
-        s["format"] = site["format"]
+    site_fmt = site.get("format") if site.get("format") in FORMATS else None
+    if site_fmt:
+        s["format"] = site_fmt
     try:
         stored = loads_bounded(saved or "{}")
     except ValueError:
         stored = None
     if isinstance(stored, dict):
+        if site_fmt and stored.get(SITE_FORMAT_KEY) != site_fmt:
+            stored.pop("format", None)
         s.update({k: coerce(k, v) for k, v in stored.items() if k in DEFAULTS})
     if s["format"] not in FORMATS:
         s["format"] = "auto"
     return s
+
+
+def dump_settings(settings: Mapping[str, Any], site: Mapping[str, Any]) -> str:
+    """The settings as stored, with the site format they were chosen under."""
+    return json.dumps({**settings, SITE_FORMAT_KEY: site.get("format") or ""})
 
 
 def coerce(key: str, value: Any) -> Any:

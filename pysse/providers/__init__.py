@@ -21,6 +21,8 @@ from .base import (
     Provider,
     error_from_payload,
     error_message,
+    http_error_message,
+    valid_model_name,
 )
 from .encode import encode_answer
 
@@ -38,6 +40,8 @@ __all__ = [
     "error_from_payload",
     "error_message",
     "get_provider",
+    "http_error_message",
+    "valid_model_name",
 ]
 
 ProviderName = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]

@@ -12,9 +12,13 @@ signal, so no decoder can call a dead connection "done".
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from html.parser import HTMLParser
+from http import HTTPStatus
 from typing import Any, ClassVar
+from urllib.parse import quote
 
 from ..events import ChatEvent, ProviderError
 from ..jsonsafe import loads_bounded
@@ -32,7 +36,9 @@ __all__ = [
     "as_str",
     "error_from_payload",
     "error_message",
+    "http_error_message",
     "sse_event",
+    "valid_model_name",
 ]
 
 JSON = dict[str, Any]
@@ -68,10 +74,11 @@ def error_from_payload(obj: JSON, raw: str) -> ProviderError | None:
     return ProviderError(kind=str(kind), message=str(message), status=status, raw=raw)
 
 
-def error_message(body: str, limit: int = 300) -> str:
-    """The message in an error response body, whatever the provider or relay: the
+def error_message(body: str, limit: int = 300, content_type: str = "") -> str:
+    """The message in an error response body, whatever sent it, never raw markup: the
     ``error.message`` of a JSON error (OpenAI, Anthropic, Gemini, pysse's relay), a bare
-    ``error`` string or ``message``, else the body's text, cut to ``limit`` characters."""
+    ``error`` string or ``message``; an HTML page's title or first heading; else the body's
+    text with its whitespace collapsed. Cut to ``limit`` characters."""
     try:
         obj = loads_bounded(body)
     except ValueError:  # not JSON, or nested too deep to parse safely
@@ -79,12 +86,102 @@ def error_message(body: str, limit: int = 300) -> str:
     if isinstance(obj, dict):
         err = obj.get("error")
         if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])[:limit]
+            return _clip(str(err["message"]), limit)
         if isinstance(err, str) and err:
-            return err[:limit]
+            return _clip(err, limit)
         if obj.get("message"):
-            return str(obj["message"])[:limit]
-    return body.strip()[:limit]
+            return _clip(str(obj["message"]), limit)
+    if "html" in content_type.lower() or _looks_like_html(body):
+        return _clip(_html_summary(body), limit)
+    return _clip(body, limit)
+
+
+def http_error_message(status: int, body: str = "", content_type: str = "") -> str:
+    """``HTTP 401 Unauthorized: Invalid API key`` (status, its reason phrase, and the body's
+    message as ``error_message`` finds it): one line for people, never raw markup."""
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    head = f"HTTP {status} {phrase}".rstrip()
+    detail = error_message(body, 300, content_type)
+    if detail and detail.lower() != phrase.lower():
+        return f"{head}: {detail}"
+    return head
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def _looks_like_html(body: str) -> bool:
+    head = body.lstrip()[:200].lower()
+    return head.startswith(("<!doctype html", "<html", "<head", "<body", "<title", "<h1"))
+
+
+class _Summary(HTMLParser):
+    """Collects an HTML page's <title>, first <h1>/<h2> and visible text (scripts and
+    styles skipped)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.title: list[str] = []
+        self.heading: list[str] = []
+        self.text: list[str] = []
+        self.headings_seen = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("h1", "h2"):
+            self.headings_seen += 1
+        self.stack.append(tag)
+        self.text.append(" ")  # block boundaries separate words
+
+    def handle_endtag(self, tag: str) -> None:
+        self.text.append(" ")
+        if tag in self.stack:
+            while self.stack and self.stack.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        inside = set(self.stack)
+        if inside & {"script", "style", "noscript"}:
+            return
+        if "title" in inside:
+            self.title.append(data)
+        elif inside & {"h1", "h2"} and self.headings_seen == 1:
+            self.heading.append(data)
+        else:
+            self.text.append(data)
+
+
+def _html_summary(body: str) -> str:
+    parser = _Summary()
+    try:
+        parser.feed(body)
+        parser.close()
+    except Exception:  # html.parser is lenient; never let a page break an error message
+        return "an HTML page"
+    title = " ".join("".join(parser.title).split())
+    heading = " ".join("".join(parser.heading).split())
+    text = " ".join("".join(parser.text).split())
+    parts = [title] if title else []
+    if heading and heading.lower() not in title.lower():
+        parts.append(heading)
+    if text and len(" ".join(parts)) < 40:  # a generic title: add the first words of text
+        parts.append(_clip(text, 100))
+    return " — ".join(parts) if parts else "an HTML page"
+
+
+# A model name that may become part of a URL path: letters, digits, dot, dash, underscore,
+# starting with a letter or digit (so never "." or ".."), at most 128 characters.
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def valid_model_name(model: str) -> bool:
+    """True if ``model`` may be put in a URL path (Gemini's ``models/{model}:method``)."""
+    return _MODEL_NAME.fullmatch(model) is not None
 
 
 class Decoder:
@@ -150,11 +247,18 @@ class Provider:
 
     def upstream_url(self, base: str, model: str) -> str:
         """The URL to POST to under an upstream's base URL (used as is if it already names
-        the endpoint). ``model`` must already be validated when ``model_in_path``."""
+        the endpoint). When the model is part of the path it must be a plain model name
+        (``valid_model_name``; a leading ``models/`` is accepted): anything else is a
+        ``ValueError``, so a client can never shape the path or the query."""
         base = base.rstrip("/")
         if self.model_in_path:
             marker = self.endpoint.split("{model}", 1)[1].split("?", 1)[0]
             if marker in base:
                 return base
-            return base + self.endpoint.format(model=model or self.default_model)
+            name = (model or self.default_model).removeprefix("models/")
+            if not valid_model_name(name):
+                raise ValueError(
+                    f"invalid model name {name[:80]!r}: use letters, digits, '.', '-' and '_'"
+                )
+            return base + self.endpoint.format(model=quote(name, safe=""))
         return base if base.endswith(self.endpoint) else base + self.endpoint

@@ -21,7 +21,9 @@ from starlette.types import Scope
 from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
 from . import demo
-from .relay import RelayConfig, json_error, read_json_body, relay_endpoint
+from .body import json_error, read_json_body
+from .relay import RelayConfig, relay_endpoint
+from .serve import STOPPING
 
 mimetypes.add_type("application/wasm", ".wasm")
 mimetypes.add_type("text/javascript", ".mjs")
@@ -49,14 +51,24 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
         if isinstance(got, Response):
             return got
         _, body = got
-        prompt = demo.last_user_text(body)
+        try:
+            prompt = demo.last_user_text(body)
+        except ValueError as exc:
+            return json_error(400, "invalid_request", str(exc))
         try:
             pace = float(request.headers.get("x-demo-pace", default_pace))
+            seed = int(request.headers.get("x-demo-seed", "0") or 0)
         except ValueError:
+            return json_error(
+                400, "invalid_header", "X-Demo-Pace must be a number and X-Demo-Seed an integer"
+            )
+        if not pace >= 0:  # also NaN
             pace = default_pace
-        seed = int(request.headers.get("x-demo-seed", "0") or 0)
-        # The testing kit's player: one write per HTTP chunk, paced, stopped by a disconnect.
-        return ScriptResponse(demo.plan(fmt, prompt, seed=seed, pace=max(0.0, min(pace, 100.0))))
+        # The testing kit's player: one write per HTTP chunk, paced, stopped by a disconnect,
+        # and ended at once when the server shuts down (Ctrl+C must not wait for a stream).
+        return ScriptResponse(
+            demo.plan(fmt, prompt, seed=seed, pace=min(pace, 100.0)), stop=STOPPING.future
+        )
 
     return endpoint
 
@@ -96,15 +108,20 @@ def create_app(
     upstream_format: str | None = None,
     allow_origins: list[str] | None = None,
     demo_pace: float = 1.0,
+    relay: RelayConfig | None = None,
 ) -> Starlette:
     """The page at ``/``, the demo relay at the providers' usual paths, and (with
-    ``upstream``) a real relay at ``/relay``."""
+    ``relay``, or ``upstream`` and friends) a real relay at ``/relay``. The page served here
+    is same-origin for the relay (recognised by the listening socket's address, never the
+    Host header)."""
     routes: list[Any] = demo_routes(demo_pace)
     relay_cfg: dict[str, Any] = {}
-    if upstream:
-        cfg = RelayConfig.from_args(upstream, api_key_env, upstream_format, allow_origins or [])
-        routes.append(Route("/relay", relay_endpoint(cfg), methods=["POST", "OPTIONS"]))
-        relay_cfg = {"relay": "/relay", "format": cfg.format}
+    if relay is None and upstream:
+        relay = RelayConfig.from_args(upstream, api_key_env, upstream_format, allow_origins or [])
+    if relay is not None:
+        relay.serves_page = True
+        routes.append(Route("/relay", relay_endpoint(relay), methods=["POST", "OPTIONS", "GET"]))
+        relay_cfg = {"relay": "/relay", "format": relay.format}
 
     if site is not None:
         site_json = json.loads((site / "site.json").read_text())

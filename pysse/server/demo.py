@@ -21,6 +21,7 @@ COMMANDS = {
     "help": "list these commands",
     "drop": "the connection dies mid-answer (no terminal event)",
     "stall": "the stream goes silent mid-answer",
+    "keepalive": "mid-answer, only keep-alive comments from then on (no content)",
     "401": "the relay answers 401 Unauthorized",
     "429": "the relay answers 429 Too Many Requests with Retry-After",
     "500": "the relay answers 500 Internal Server Error",
@@ -181,7 +182,7 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Script:
         kw["error_at"] = len(deltas) // 3
     if cmd == "malformed":
         kw["malformed_at"] = len(deltas) // 3
-    if cmd in ("drop", "stall"):
+    if cmd in ("drop", "stall", "keepalive"):
         deltas = deltas[: len(deltas) // 3]
         kw["terminal"] = False
     events = encode_answer(provider, deltas, error_message=DEMO_ERROR, **kw)
@@ -189,6 +190,10 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Script:
         pad = "[" * 6000 + "]" * 6000
         deep = f'data: {{"choices":[{{"delta":{{"content":"x"}},"pad":{pad}}}]}}'
         events.insert(len(events) // 3, f"{deep}{provider.eol}{provider.eol}".encode())
+    if cmd == "keepalive":  # alive, but nothing more to say: a comment every 0.2 s for 5 min
+        events += [f": keep-alive{provider.eol}{provider.eol}".encode()] * 1500
+        script = Script.from_events(events).chunked("event").paced(0.2 * pace)
+        return script.first_byte_after(0.05 * pace)
     script = Script.from_events(events)
     if cmd == "bytes":
         script = script.chunked(1).paced(0.002 * pace)
@@ -206,13 +211,17 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Script:
 
 
 def last_user_text(body: dict[str, Any]) -> str:
-    """The last user message of a request in any of the four formats."""
+    """The last user message of a request in any of the four formats. A ``ValueError`` for
+    content parts whose text is not a string (as a real provider would answer 400)."""
 
     def text_of(content: Any) -> str:
         if isinstance(content, str):
             return content
         if isinstance(content, list):
-            return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+            texts = [p.get("text", "") if isinstance(p, dict) else p for p in content]
+            if not all(isinstance(t, str) for t in texts):
+                raise ValueError("a content part's text must be a string")
+            return "".join(texts)
         return ""
 
     if isinstance(body.get("contents"), list):  # gemini

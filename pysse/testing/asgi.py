@@ -27,22 +27,34 @@ Send = Callable[[Message], Awaitable[None]]
 
 class ScriptResponse:
     """An ASGI app that plays one script: return it from a Starlette endpoint (it is called
-    like a ``Response``) or serve it as an app."""
+    like a ``Response``) or serve it as an app.
 
-    def __init__(self, script: Script) -> None:
+    ``stop``, if given, is awaited beside the script: when it completes (the server is shutting
+    down), the script stops and the response ends at once, properly."""
+
+    def __init__(self, script: Script, stop: Callable[[], Awaitable[object]] | None = None) -> None:
         self.script = script
+        self.stop = stop
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             raise ValueError(f"ScriptResponse serves HTTP, not {scope['type']!r}")
-        playing = asyncio.create_task(play(self.script, _ASGISink(send)))
+        sink = _ASGISink(send)
+        playing = asyncio.create_task(play(self.script, sink))
         watching = asyncio.create_task(_until_disconnect(receive))
+        waiting: set[asyncio.Future[Any]] = {playing, watching}
+        stopping = asyncio.ensure_future(self.stop()) if self.stop is not None else None
+        if stopping is not None:
+            waiting.add(stopping)
         try:
-            await asyncio.wait({playing, watching}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            watching.cancel()
-            playing.cancel()
-            await asyncio.gather(playing, watching, return_exceptions=True)
+            for task in waiting:
+                task.cancel()
+            await asyncio.gather(*waiting, return_exceptions=True)
+        if stopping is not None and stopping.done() and not stopping.cancelled():
+            await sink.end_now()
+            return
         failed = None if playing.cancelled() else playing.exception()
         if failed is not None:
             raise failed
@@ -51,16 +63,26 @@ class ScriptResponse:
 class _ASGISink:
     def __init__(self, send: Send) -> None:
         self.send = send
+        self.started = self.ended = False
 
     async def start(self, status: int, headers: Sequence[tuple[str, str]]) -> None:
         raw = [(n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in headers]
         await self.send({"type": "http.response.start", "status": status, "headers": raw})
+        self.started = True
+
+    async def end_now(self) -> None:
+        """The server is stopping: end whatever was sent so far properly."""
+        if not self.started:
+            await self.start(503, [("content-type", "text/plain")])
+        if not self.ended:
+            await self.finish()
 
     async def write(self, data: bytes) -> None:
         await self.send({"type": "http.response.body", "body": data, "more_body": True})
 
     async def finish(self) -> None:
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+        self.ended = True
 
     async def drop(self) -> None:
         """Return without finishing the response: the server closes the connection."""

@@ -25,10 +25,10 @@ class LiveServer:
     """``with LiveServer(app) as live:`` serves ``app`` at ``live.url`` until the block ends
     (uvicorn in a thread; no lifespan events)."""
 
-    def __init__(self, app: Any, host: str = "127.0.0.1") -> None:
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int | None = None) -> None:
         import uvicorn
 
-        self.port = free_port(host)
+        self.port = port or free_port(host)
         self.url = f"http://{host}:{self.port}"
         self.server = uvicorn.Server(
             uvicorn.Config(app, host=host, port=self.port, log_level="warning", lifespan="off")
