@@ -113,3 +113,37 @@ def test_the_demo_relay_streams_each_format(demo_relay: LiveServer, fmt: str) ->
         events = list(iter_chat(resp.iter_bytes(), fmt))  # type: ignore[arg-type]
     assert events[-1].outcome == "completed"  # type: ignore[union-attr]
     assert "".join(getattr(e, "text", "") for e in events[:-1]) == demo.RICH_ANSWER
+
+
+class Stoppable:
+    """An app whose responses all share one stop signal, as the demo's share the server's."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.signal: Any = None
+        self.loop: Any = None
+
+    def stop_future(self) -> Any:
+        import asyncio
+
+        if self.signal is None:
+            self.loop = asyncio.get_running_loop()
+            self.signal = self.loop.create_future()
+        return self.signal
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await ScriptResponse(self.script, stop=self.stop_future)(scope, receive, send)
+
+
+def test_a_shared_stop_signal_ends_streams_and_survives_each_response() -> None:
+    app = Stoppable(SAVED.chunked("event"))
+    with LiveServer(app) as live:
+        for _ in range(2):  # one response ending must not spend the shared signal
+            assert httpx.post(live.url).content == SAVED.sent
+        app.script = SAVED.chunked("event").stall(60)
+        with httpx.stream("POST", live.url, timeout=10) as resp:
+            it = resp.iter_raw()
+            first = next(it)
+            app.loop.call_soon_threadsafe(app.signal.set_result, None)  # the server stops
+            rest = b"".join(it)  # ends at once, properly (no broken body)
+        assert (first + rest) == SAVED.sent[: len(first + rest)]

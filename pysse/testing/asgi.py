@@ -43,7 +43,8 @@ class ScriptResponse:
         playing = asyncio.create_task(play(self.script, sink))
         watching = asyncio.create_task(_until_disconnect(receive))
         waiting: set[asyncio.Future[Any]] = {playing, watching}
-        stopping = asyncio.ensure_future(self.stop()) if self.stop is not None else None
+        # Shielded: the stop signal is shared by every response; ours must not cancel it.
+        stopping = asyncio.shield(self.stop()) if self.stop is not None else None
         if stopping is not None:
             waiting.add(stopping)
         try:
