@@ -7,18 +7,10 @@ import json
 
 import pytest
 
-from fixtures_util import FIXTURES, load_fixtures
-from pysse import ChatStream
+from fixtures_util import FIXTURES, load_fixtures, reference
 from pysse.__main__ import main
 
 ALL = load_fixtures()
-
-
-def reference(body: bytes) -> ChatStream:
-    cs = ChatStream()
-    cs.feed(body)
-    cs.close()
-    return cs
 
 
 @pytest.mark.parametrize(("name", "body", "expected"), ALL, ids=[a[0] for a in ALL])

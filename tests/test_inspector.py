@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from fixtures_util import load_fixtures
-from pysse import ChatStream
+from fixtures_util import load_fixtures, reference
 from pysse.inspector import (
     STEP,
     analyze,
@@ -19,13 +18,6 @@ from pysse.inspector import (
 from pysse.inspector import replay_refusal as insp_refusal
 
 ALL = load_fixtures()
-
-
-def reference(body: bytes) -> ChatStream:
-    cs = ChatStream()
-    cs.feed(body)
-    cs.close()
-    return cs
 
 
 @pytest.mark.parametrize(("name", "body", "expected"), ALL, ids=[a[0] for a in ALL])
