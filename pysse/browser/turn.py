@@ -195,11 +195,11 @@ class Turn:
 
     def _show_reconnecting(self, on: bool) -> None:
         if on:
-            self.el.dataset.reconnecting = "1"
+            self.el.setAttribute("data-reconnecting", "1")
             self.status_el.textContent = f"Reconnecting… (try {self.reconnect.total})"
-        elif self.el.dataset.reconnecting == "1":
-            self.el.dataset.reconnecting = ""
-            self.status_el.textContent = ""
+        elif self.el.hasAttribute("data-reconnecting"):
+            self.el.removeAttribute("data-reconnecting")
+            self.status_el.textContent = "Streaming…"
 
     def on_timeout(self, kind: str, seconds: float) -> None:
         what = {
@@ -254,7 +254,7 @@ class Turn:
     def _finish(self, fin: Finish) -> None:
         state = fin.outcome
         self.state = state.value
-        self.el.dataset.reconnecting = ""
+        self.el.removeAttribute("data-reconnecting")
         self.t_end = js.performance.now() - self.t0
         self.sched.flush()  # the final state, synchronously: never wait on a frame
         self.el.dataset.state = state.value
