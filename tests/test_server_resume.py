@@ -344,3 +344,14 @@ def test_many_unwatched_answers_stay_within_the_size_cap(sse_server: ScriptServe
         kept = [i for i in ids if store.has(i)]
         gone = c.get(relay.url + "/relay", params={"answer": ids[0], "from": 0})
         assert ids[0] not in kept and gone.status_code == 410
+
+
+def test_stop_before_the_first_byte_cancels_the_upstream(chat_relay: Any) -> None:
+    # The page pressed Stop while the provider had not answered yet: it never learnt the
+    # answer's id, so the relay must not keep the answer running for nobody.
+    up, relay, answers = chat_relay
+    up.play(Script.answer("late but long " * 20).headers_after(1.0).paced(0.05))
+    with httpx.Client(timeout=0.3) as c, pytest.raises(httpx.ReadTimeout):
+        c.post(relay.url + "/relay", json=body_for("openai-chat"))
+    assert up.wait_for_requests(1)[0].wait_disconnected(10)
+    assert answers.running == 0

@@ -329,12 +329,15 @@ def relay_endpoint(
         if path_model:
             body.pop("model", None)  # Gemini takes the model from the path only
         try:
-            return await forward(url, body, cors)
+            return await forward(url, body, cors, request.is_disconnected)
         except Stopped:
             return json_error(503, "relay_stopping", "the relay is shutting down", cors)
 
     async def forward(
-        url: str, body: dict[str, Any], cors: dict[str, str]
+        url: str,
+        body: dict[str, Any],
+        cors: dict[str, str],
+        gone: Callable[[], Awaitable[bool]] | None = None,
     ) -> Response | TailResponse:
         headers = {
             "content-type": "application/json",
@@ -347,7 +350,8 @@ def relay_endpoint(
         shard, http = pool.acquire()
         response: Response | TailResponse | None = None
         try:
-            response = await send(http, url, content, headers, cors, lambda: pool.release(shard))
+            release = lambda: pool.release(shard)  # noqa: E731
+            response = await send(http, url, content, headers, cors, release, gone)
             return response
         finally:
             if not isinstance(response, StreamingResponse | TailResponse):
@@ -360,6 +364,7 @@ def relay_endpoint(
         headers: dict[str, str],
         cors: dict[str, str],
         release: Callable[[], None],
+        gone: Callable[[], Awaitable[bool]] | None = None,
     ) -> Response | TailResponse:
         try:
             try:
@@ -404,6 +409,11 @@ def relay_endpoint(
                 await upstream.aclose()
                 return json_error(502, "upstream_encoding", str(exc), cors)
             if answers is not None:
+                if gone is not None and await gone():
+                    # Stop before the first byte: the page left before it could learn the
+                    # answer's id, so nobody could ever resume or stop it. Cancel now.
+                    await upstream.aclose()
+                    return Response(status_code=499)
                 # The upstream is read by a task of its own into the record; this response
                 # is one reader of it, like any later resume.
                 source = passthrough(upstream, dec, scrub, release)
