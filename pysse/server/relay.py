@@ -682,9 +682,12 @@ def main(argv: list[str] | None = None) -> int:
     from .serve import run
 
     origins = ", ".join(cfg.allow_origins) or "none (add --allow-origin for a web page)"
+    # Never the Redis URL itself: it may hold a password.
+    kept = "in Redis" if cfg.store.startswith("redis") or "://" in cfg.store else "in memory"
     print(
         f"pysse relay: POST http://{args.host}:{args.port}/relay -> {cfg.upstream} "
-        f"({cfg.format}); pages allowed from: {origins}",
+        f"({cfg.format}); pages allowed from: {origins}; answers kept for resuming: "
+        f"{kept if cfg.resume else 'no (--no-resume)'}",
         flush=True,
     )
     run(
