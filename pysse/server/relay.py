@@ -513,7 +513,8 @@ def relay_endpoint(
             if tail:
                 yield tail
             if note:
-                log.warning("stream ended: %s", note)
+                if not STOPPING.is_set():  # at shutdown the one line is "pysse: stopped"
+                    log.warning("stream ended: %s", note)
                 yield f"\n\n: pysse relay: stream ended, {note}\n\n".encode()
         finally:
             try:
