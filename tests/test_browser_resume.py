@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 
 from conftest import LiveServer, Page
-from cut_proxy import CutProxy
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
 from pysse.server.relay import RelayConfig, create_relay_app
-from pysse.testing import Script, ScriptServer
+from pysse.testing import CutProxy, Script, ScriptServer
 
 pytestmark = pytest.mark.browser
 

@@ -1,6 +1,14 @@
-"""A TCP proxy on loopback that a test can cut, like pulling a network cable between the
-browser and the relay: ``cut()`` resets every open connection at once (the browser's read
-fails mid-body); new connections go through again."""
+"""A TCP proxy on loopback that a test can cut, like pulling a network cable between a client
+(your page, your SDK) and a server (your relay): ``cut()`` resets every open connection at
+once, so the client's read fails mid-body; new connections go through again. What a test of
+reconnecting or resuming needs, with the real client and the real server on either side.
+
+    with CutProxy(relay_port) as proxy:        # point the client at proxy.url
+        ...                                    # mid-answer:
+        proxy.cut()                            # the client sees a broken stream
+
+Standard library only; its own event loop in a thread, like ``ScriptServer``.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +19,14 @@ import struct
 import threading
 from typing import Self
 
+from ..errors import KitError
+
 __all__ = ["CutProxy"]
 
 
 class CutProxy:
+    """Forwards ``host:port`` (``url``) to ``host:target_port``; ``cut()`` pulls the cable."""
+
     def __init__(self, target_port: int, host: str = "127.0.0.1") -> None:
         self.target = (host, target_port)
         self.host = host
@@ -28,12 +40,13 @@ class CutProxy:
 
     @property
     def url(self) -> str:
+        """``http://127.0.0.1:PORT``: the server's URL, through the proxy."""
         return f"http://{self.host}:{self.port}"
 
     def __enter__(self) -> Self:
         self._thread.start()
         if not self._ready.wait(10):
-            raise RuntimeError("the cut proxy did not start")
+            raise KitError("the cut proxy did not start within 10 s")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -42,8 +55,10 @@ class CutProxy:
         self._thread.join(10)
 
     def cut(self) -> int:
-        """Reset every connection open now; returns how many there were."""
-        assert self._loop is not None
+        """Reset every connection open now (both sides: the server sees its client go too);
+        returns how many sockets were reset."""
+        if self._loop is None:
+            raise KitError("the proxy is not running: use it as `with CutProxy(port) as proxy:`")
         done = threading.Event()
         count = [0]
 
@@ -66,13 +81,15 @@ class CutProxy:
         return count[0]
 
     def _run(self) -> None:
-        asyncio.run(self._main())
+        with contextlib.suppress(Exception):
+            asyncio.run(self._main())
+        self._ready.set()
 
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         server = await asyncio.start_server(self._serve, self.host, 0)
-        self.port = server.sockets[0].getsockname()[1]
+        self.port = int(server.sockets[0].getsockname()[1])
         self._ready.set()
         async with server:
             await self._stop.wait()
