@@ -88,6 +88,25 @@ def test_a_cut_mid_answer_reconnects_and_completes_identically(setup: Any) -> No
     assert "resumed at byte" in mark.inner_text()
 
 
+def test_reconnecting_retries_until_the_relay_is_reachable_again(setup: Any) -> None:
+    s = setup(PACED)
+    s.p.send("hi")
+    s.wait_received(300)
+    s.proxy.unplug()  # the cable stays out: every reconnect fails
+    s.page.wait_for_function(
+        "() => /Reconnecting… \\(try [3-9]\\)/.test("
+        "document.querySelector('[data-role=assistant] .status').textContent)",
+        timeout=30_000,
+    )
+    assert s.proxy.refused >= 2  # the failed tries reached the network
+    s.proxy.plug()
+    msg = s.p.wait_done()
+    assert msg.get_attribute("data-state") == "completed"
+    assert msg.get_attribute("data-text") == TEXT
+    assert msg.get_attribute("data-resumes") == "1"  # one resume took, after the failures
+    assert len(s.up.requests) == 1
+
+
 def test_stop_after_a_resume_cancels_the_upstream(setup: Any) -> None:
     s = setup(SILENT_AFTER.stall(after_event=10))  # ten events, then generating for ever
     s.p.send("hi")

@@ -31,6 +31,12 @@ def test_bytes_pass_and_a_cut_breaks_the_stream(sse_server: ScriptServer) -> Non
         assert sse_server.last_request.wait_disconnected(5)  # the server saw it go
         again = c.post(proxy.url + "/v1/chat/completions", json={})
         assert again.content == script.sent  # the cable is back
+        proxy.unplug()
+        with pytest.raises(httpx.TransportError):
+            c.post(proxy.url + "/v1/chat/completions", json={})
+        assert proxy.refused == 1
+        proxy.plug()
+        assert c.post(proxy.url + "/v1/chat/completions", json={}).content == script.sent
 
 
 def test_cut_needs_a_running_proxy() -> None:

@@ -6,6 +6,7 @@ reconnecting or resuming needs, with the real client and the real server on eith
     with CutProxy(relay_port) as proxy:        # point the client at proxy.url
         ...                                    # mid-answer:
         proxy.cut()                            # the client sees a broken stream
+        proxy.unplug(); ...; proxy.plug()      # and no connection at all for a while
 
 Standard library only; its own event loop in a thread, like ``ScriptServer``.
 """
@@ -32,6 +33,8 @@ class CutProxy:
         self.host = host
         self.port = 0
         self.cuts = 0
+        self.refusing = False  # the cable stays out: new connections are reset at once
+        self.refused = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._ready = threading.Event()
@@ -80,6 +83,15 @@ class CutProxy:
         self.cuts += 1
         return count[0]
 
+    def unplug(self) -> int:
+        """``cut()``, and every new connection is reset too until ``plug()``."""
+        self.refusing = True
+        return self.cut()
+
+    def plug(self) -> None:
+        """New connections go through again."""
+        self.refusing = False
+
     def _run(self) -> None:
         with contextlib.suppress(Exception):
             asyncio.run(self._main())
@@ -97,6 +109,10 @@ class CutProxy:
                 w.transport.abort()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.refusing:
+            self.refused += 1
+            writer.transport.abort()
+            return
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
         except OSError:
