@@ -122,6 +122,20 @@ def find_chromium(install: bool = True) -> str:
         raise SystemExit(str(exc)) from None
 
 
+def find_redis_server(install: bool = True) -> str:
+    """Debian's redis-server, for the multi-relay tests ($PYSSE_REDIS_SERVER, then PATH);
+    installed when root, like Chromium."""
+    found = os.environ.get("PYSSE_REDIS_SERVER") or shutil.which("redis-server")
+    if found:
+        return found
+    if install and apt_install("redis-server") and shutil.which("redis-server"):
+        return str(shutil.which("redis-server"))
+    raise SystemExit(
+        "redis-server is needed for the multi-relay tests: apt-get install redis-server "
+        "(or set PYSSE_REDIS_SERVER to its path)"
+    )
+
+
 def find_node() -> str:
     node = shutil.which("node")
     if node:
@@ -388,11 +402,13 @@ def cmd_site(args: argparse.Namespace) -> int:
 
 def cmd_test(args: argparse.Namespace) -> int:
     chromium = find_chromium()
+    redis_server = find_redis_server()
     find_node()
     site = build_site()
     env = dict(
         os.environ,
         PYSSE_CHROMIUM=chromium,
+        PYSSE_REDIS_SERVER=redis_server,
         PYSSE_SITE=str(site),
         PYSSE_PYODIDE=str(fetch_pyodide()),
     )
@@ -418,6 +434,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run([sys.executable, "-m", "bench.bench_markdown"], cwd=ROOT, env=env)
     if args.only in (None, "relay"):
         run([sys.executable, "-m", "bench.bench_relay"], cwd=ROOT, env=env)
+    if args.only in (None, "resume"):
+        env.update(PYSSE_REDIS_SERVER=find_redis_server())
+        run([sys.executable, "-m", "bench.bench_resume"], cwd=ROOT, env=env)
     if args.only in (None, "browser"):
         site = build_site()
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(site))
@@ -469,7 +488,7 @@ def main() -> int:
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("--only", choices=["parser", "markdown", "relay", "browser"])
+    b.add_argument("--only", choices=["parser", "markdown", "relay", "resume", "browser"])
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")

@@ -138,6 +138,11 @@ class ChatStream:
         return self._parser.bytes_fed
 
     @property
+    def retry(self) -> int | None:
+        """The stream's latest ``retry:`` field (ms), the reconnect delay it asks for."""
+        return self._parser.retry
+
+    @property
     def done(self) -> bool:
         return self.outcome is not None
 
@@ -157,14 +162,20 @@ class ChatStream:
             return out
         return self._handle_all(sse_events) if sse_events else []
 
-    def close(self, broken: BaseException | None = None) -> list[ChatEvent]:
-        """The byte stream ended (``broken``: the transport error that ended it). Returns the
-        final events: a ``Finish`` if the answer had not ended yet, always ``truncated``."""
+    def close(
+        self, broken: BaseException | None = None, *, reason: str | None = None
+    ) -> list[ChatEvent]:
+        """The byte stream ended (``broken``: the transport error that ended it; ``reason``:
+        why, in words, when the caller knows better, e.g. a resume the relay refused).
+        Returns the final events: a ``Finish`` if the answer had not ended yet, always
+        ``truncated``."""
         if self._outcome is not None:
             return []
         with contextlib.suppress(SSEProtocolError):
             self._parser.close()
-        if broken is not None:
+        if reason:
+            detail = f"truncated: {reason}"
+        elif broken is not None:
             reason = f"{type(broken).__name__}: {broken}" if str(broken) else type(broken).__name__
             detail = f"truncated: the connection broke ({reason})"
         elif self._parser.bytes_fed == 0:

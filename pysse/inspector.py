@@ -76,11 +76,16 @@ class Report:
     detail: str = ""
     text: str = ""
     format: str | None = None
+    marks: dict[int, str] = field(default_factory=dict)  # chunk index -> a resume point
 
 
-def analyze(chunks: list[tuple[float, bytes]], fmt: Format = "auto") -> Report:
-    """Replay a recording through a fresh ChatStream, keeping every intermediate step."""
+def analyze(
+    chunks: list[tuple[float, bytes]], fmt: Format = "auto", marks: dict[int, str] | None = None
+) -> Report:
+    """Replay a recording through a fresh ChatStream, keeping every intermediate step.
+    ``marks``: notes shown before a chunk in the raw view (where an answer was resumed)."""
     report = Report()
+    report.marks = dict(marks or {})
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     # A U+FFFD in the input itself is not an error; count only the ones decoding adds.
 

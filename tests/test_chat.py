@@ -339,3 +339,12 @@ def test_the_readme_iter_chat_example_runs_against_the_demo_server(
         assert capsys.readouterr().out == (
             "\n[error] HTTP 401 Unauthorized: Invalid API key (demo).\n"
         )
+
+
+def test_close_with_a_reason_and_the_retry_field() -> None:
+    cs = ChatStream("openai-chat")
+    cs.feed(b'retry: 3000\ndata: {"choices":[{"delta":{"content":"Hi"}}]}\n\n')
+    assert cs.retry == 3000
+    (fin,) = cs.close(reason="could not resume: this answer expired on the relay")
+    assert fin.outcome == "truncated" and cs.text == "Hi"
+    assert cs.finish_detail == "truncated: could not resume: this answer expired on the relay"

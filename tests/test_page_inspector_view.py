@@ -85,3 +85,14 @@ def test_chat_summary_lines() -> None:
         == "usage: 1 in / 2 out"
     )
     assert chat_summary({"type": "error", "kind": "k", "message": "m"}) == "error k: m"
+
+
+def test_resume_points_are_marked_in_the_raw_view() -> None:
+    chunks = [(1.0, b"data: {}\n\n"), (2.0, b": ping\n\n"), (9.0, b"data: {}\n\n")]
+    rep = analyze(chunks, "openai-chat", {2: "reconnect 1: resumed at byte 18", 3: "after <all>"})
+    html = render_raw(rep)
+    first, second = html.index("resumed at byte 18"), html.index('data-chunk="2"')
+    assert first < second  # the mark sits before the first chunk that came after it
+    assert "after &lt;all&gt;" in html  # a resume after the last chunk, escaped
+    assert html.count('data-role="insp-resume"') == 2
+    assert 'data-role="insp-resume"' not in render_raw(analyze(chunks, "openai-chat"))

@@ -58,6 +58,11 @@ for i in range(0, len(text), 5):
     md.feed(text[i:i + 5])
 md.finish()
 out["markdown"] = md.html
+# The page's reconnect policy (pysse.page.reconnect) decides the same in the browser.
+import random
+from pysse.page.reconnect import Reconnect
+r = Reconnect(rnd=random.Random(5))
+out["reconnect"] = [r.on_drop(i * 5000.0, "read-error", 1) for i in range(8)]
 json.dumps(out)
 """
 
@@ -104,6 +109,7 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> 
     assert got["fixtures"] == want["fixtures"]
     assert got["markdown"] == want["markdown"]
     assert got["hostile"] == want["hostile"]
+    assert got["reconnect"] == want["reconnect"] and got["reconnect"][-1] is None
     for name, (text, outcome, kind) in got["hostile"].items():
         if name.startswith("deep"):
             assert (text, outcome, kind) == ("before ", "error", "malformed"), name

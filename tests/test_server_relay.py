@@ -115,10 +115,11 @@ def test_first_byte_is_not_buffered(scripted: ScriptServer) -> None:
         assert got_first - up.last_request.received_at < 1.0
 
 
-def test_client_disconnect_cancels_the_upstream(scripted: ScriptServer) -> None:
+def test_client_disconnect_cancels_the_upstream_without_resume(scripted: ScriptServer) -> None:
+    # With resume on (the default) a disconnect is not Stop: tests/test_server_resume.py.
     up = scripted
     up.play(ENDLESS)
-    with relay(up.url) as r, httpx.Client() as c:
+    with relay(up.url, resume=False) as r, httpx.Client() as c:
         with c.stream("POST", r.url + "/relay", json=BODY) as resp:
             it = resp.iter_raw()
             next(it)

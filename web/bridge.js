@@ -1,6 +1,7 @@
 // The network half of the bridge: fetch() + a ReadableStream read loop that hands every chunk
-// to Python synchronously (sink.on_chunk), with first-byte, idle and no-content timeouts and
-// Stop through an AbortController. Python (pysse.browser) owns everything else, including
+// to Python synchronously (sink.on_chunk), with first-byte, idle and no-content timeouts, Stop
+// through an AbortController (and DELETE to the relay), and resuming a dropped answer from the
+// byte it reached. Python (pysse.browser) owns everything else, including every decision and
 // every message a person reads.
 const ERROR_BODY_MAX = 8192;
 const PROBE_MS = 5000;
@@ -52,11 +53,41 @@ async function readSome(resp, max) {
   return new TextDecoder().decode(all);
 }
 
+// Where to resume (or stop) an answer: the URL it was posted to, plus its id and offset. The
+// relay URL may already have a query (Gemini's ?alt=sse). Same rule as pysse.page.reconnect.
+function answerUrl(url, answerId, from) {
+  const q = `answer=${encodeURIComponent(answerId)}` + (from === null ? "" : `&from=${from}`);
+  return url + (url.includes("?") ? "&" : "?") + q;
+}
+
+// Start an answer: POST the body, then read it (see follow()).
 export function start(url, headers, body, sink, firstByteMs, idleMs, contentMs) {
-  const ctl = new AbortController();
+  return follow({ url, headers, body, sink, firstByteMs, idleMs, contentMs, answerId: "", received: 0 });
+}
+
+// Reattach to an answer the relay is keeping (after a reload): resume it from byte `received`.
+export function reattach(url, headers, answerId, received, sink, firstByteMs, idleMs, contentMs) {
+  return follow({ url, headers, body: null, sink, firstByteMs, idleMs, contentMs, answerId, received });
+}
+
+// One answer, over as many connections as it takes. Each chunk goes to Python synchronously
+// (sink.on_chunk); a connection that drops mid-answer is resumed when the relay gave the
+// answer an id: Python decides how long to wait (sink.on_drop), then `GET url?answer=ID&from=N`
+// continues from the N bytes Python has, so nothing is duplicated or missed. Stop aborts the
+// request and, for a resumable answer, tells the relay (DELETE): a disconnect alone is not Stop.
+function follow(o) {
+  const { url, sink, firstByteMs, idleMs, contentMs } = o;
+  // GET and DELETE carry no body: the same headers (a relay secret...) without content-type.
+  const plainHeaders = Object.fromEntries(
+    Object.entries(o.headers || {}).filter(([k]) => k.toLowerCase() !== "content-type"));
+  let answerId = o.answerId;
+  let received = o.received;
+  let stopped = false;
+  let ctl = null;
   let timer = 0;
   let contentTimer = 0;
   let timedOut = null;
+  let wake = null; // ends a wait between two tries early (Stop)
   const expire = (kind) => {
     timedOut = kind;
     // Never abort with a string reason: a Python coroutine awaiting the read would hang
@@ -73,61 +104,119 @@ export function start(url, headers, body, sink, firstByteMs, idleMs, contentMs) 
     clearTimeout(contentTimer);
     if (contentMs > 0) contentTimer = setTimeout(() => expire("no-content"), contentMs);
   };
+  const clearTimers = () => { clearTimeout(timer); clearTimeout(contentTimer); };
   const call = (name, ...args) => {
     try { return sink[name](...args); } catch (e) { console.error(`pysse: ${name} failed`, e); }
     return undefined;
   };
   const seconds = (kind) => ({ "first-byte": firstByteMs, "no-content": contentMs }[kind] ?? idleMs) / 1000;
+  const drop = (kind, name, message) => ({ drop: kind, name, message });
+  const DONE = { drop: null };
+
+  // One connection: the POST (first) or a resume. Returns DONE when the answer has ended
+  // (Python was told), or a drop to resume from.
+  async function connect(first) {
+    ctl = new AbortController();
+    timedOut = null;
+    arm(firstByteMs, "first-byte");
+    let resp;
+    try {
+      resp = first
+        ? await fetch(url, { method: "POST", headers: o.headers, body: o.body, signal: ctl.signal, cache: "no-store" })
+        : await fetch(answerUrl(url, answerId, received), { method: "GET", headers: plainHeaders, signal: ctl.signal, cache: "no-store" });
+    } catch (e) {
+      clearTimers();
+      if (stopped) return DONE;
+      if (!first) return drop("network-error", e.name, String(e.message));
+      if (timedOut) call("on_timeout", timedOut, firstByteMs / 1000);
+      else if (e.name !== "AbortError") {
+        const found = await probe(url);
+        call("on_network_error", e.name, String(e.message), JSON.stringify(found));
+      }
+      return DONE;
+    }
+    const ct = resp.headers.get("content-type") || "";
+    if (first) {
+      answerId = resp.headers.get("x-pysse-answer-id") || "";
+      call("on_open", resp.status, ct, resp.headers.get("x-pysse-format") || "", resp.headers.get("x-pysse-relay") || "", answerId);
+    }
+    if (!resp.ok || !ct.toLowerCase().startsWith("text/event-stream")) {
+      // A timer stays armed while the error body is read (at most ERROR_BODY_MAX bytes): a
+      // body that stalls must not leave the answer "streaming" forever.
+      arm(idleMs, "error-body");
+      let text = await readSome(resp, ERROR_BODY_MAX);
+      clearTimeout(timer);
+      if (stopped) return DONE;
+      if (!first) {
+        // A gateway or a restarting relay (502, 503...) may come back: try again. The relay's
+        // own refusals (410 expired, 416...) are final.
+        if (resp.status >= 502 && resp.status <= 504) return drop("http-error", `HTTP ${resp.status}`, text);
+        call("on_resume_failed", resp.status, text);
+        return DONE;
+      }
+      if (timedOut === "error-body") text += ` … (the error body stalled for ${idleMs / 1000} s)`;
+      if (!resp.ok) call("on_http_error", resp.status, resp.headers.get("retry-after") || "", ct, text);
+      else call("on_wrong_type", resp.status, ct, text);
+      return DONE;
+    }
+    if (!first) call("on_resumed", received);
+    const reader = resp.body.getReader();
+    // A resumed answer may have nothing new yet: silence from here on is an idle timeout (the
+    // first connection keeps its first-byte timer until the first chunk).
+    if (!first) arm(idleMs, "idle");
+    armContent();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        arm(idleMs, "idle");
+        received += value.length;
+        if (call("on_chunk", value)) armContent();
+      }
+      clearTimers();
+      call("on_end");
+      return DONE;
+    } catch (e) {
+      clearTimers();
+      if (stopped) return DONE;
+      if (timedOut === "idle") return drop("idle", "TimeoutError", `no bytes for ${idleMs / 1000} s`);
+      if (timedOut) { call("on_timeout", timedOut, seconds(timedOut)); return DONE; }
+      return drop("read-error", e.name, String(e.message));
+    }
+  }
+
   (async () => {
     try {
-      arm(firstByteMs, "first-byte");
-      let resp;
-      try {
-        resp = await fetch(url, { method: "POST", headers, body, signal: ctl.signal, cache: "no-store" });
-      } catch (e) {
-        if (timedOut) call("on_timeout", timedOut, firstByteMs / 1000);
-        else if (e.name !== "AbortError") {
-          const found = await probe(url);
-          call("on_network_error", e.name, String(e.message), JSON.stringify(found));
+      let r = await connect(o.body !== null);
+      while (r.drop && !stopped) {
+        if (!answerId) { // the relay keeps no record of this answer: the drop ends it
+          if (r.drop === "idle") call("on_timeout", "idle", idleMs / 1000);
+          else call("on_read_error", r.name, r.message);
+          break;
         }
-        return;
-      }
-      const ct = resp.headers.get("content-type") || "";
-      call("on_open", resp.status, ct, resp.headers.get("x-pysse-format") || "", resp.headers.get("x-pysse-relay") || "");
-      if (!resp.ok || !ct.toLowerCase().startsWith("text/event-stream")) {
-        // A timer stays armed while the error body is read (at most ERROR_BODY_MAX bytes): a
-        // body that stalls must not leave the answer "streaming" forever.
-        arm(idleMs, "error-body");
-        let text = await readSome(resp, ERROR_BODY_MAX);
-        clearTimeout(timer);
-        if (timedOut === "error-body") text += ` … (the error body stalled for ${idleMs / 1000} s)`;
-        if (!resp.ok) call("on_http_error", resp.status, resp.headers.get("retry-after") || "", ct, text);
-        else call("on_wrong_type", resp.status, ct, text);
-        return;
-      }
-      const reader = resp.body.getReader();
-      armContent();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          arm(idleMs, "idle");
-          if (call("on_chunk", value)) armContent();
-        }
-        clearTimeout(timer);
-        clearTimeout(contentTimer);
-        call("on_end");
-      } catch (e) {
-        clearTimeout(timer);
-        clearTimeout(contentTimer);
-        if (timedOut) call("on_timeout", timedOut, seconds(timedOut));
-        else call("on_read_error", e.name, String(e.message));
+        const delay = call("on_drop", r.drop, r.name, r.message);
+        if (typeof delay !== "number" || delay < 0) break;
+        await new Promise((resolve) => { wake = resolve; setTimeout(resolve, delay); });
+        wake = null;
+        if (stopped) break;
+        r = await connect(false);
       }
     } finally {
-      clearTimeout(timer);
-      clearTimeout(contentTimer);
+      clearTimers();
       try { sink.destroy(); } catch (e) { /* already gone */ }
     }
   })();
-  return { abort: () => ctl.abort(new DOMException("Stopped by the user", "AbortError")) };
+  return {
+    abort: () => {
+      stopped = true;
+      if (answerId) {
+        fetch(answerUrl(url, answerId, null), { method: "DELETE", headers: plainHeaders, cache: "no-store" })
+          .catch(() => {}); // the relay's unwatched cap ends it if this cannot arrive
+      }
+      if (ctl) ctl.abort(new DOMException("Stopped by the user", "AbortError"));
+      if (wake) wake();
+    },
+    answer_id: () => answerId,
+    received: () => received,
+  };
 }

@@ -338,6 +338,71 @@ class App:
         )
         self.after_render()
 
+    # -- resuming an answer after a reload (issue #12) -------------------------------------------
+
+    def reattach(
+        self,
+        history: list[tuple[str, str]],
+        answer_id: str,
+        received: bytes,
+        url: str = "",
+    ) -> Turn:
+        """Continue an answer the relay is still keeping, after a reload: ``received`` are the
+        bytes the page had (``Turn.raw()``, saved with ``answer_id`` and the ``url`` it was
+        posted to); they are parsed again, then the relay sends the rest from that byte on.
+        The conversation's earlier messages are the caller's to restore (the chat list);
+        this adds the answer in progress, and ``history`` is what it replies to."""
+        el = self._add_assistant()
+        turn = Turn(self, list(history), el)
+        self.history = list(history)
+        self.turns.append(turn)
+        self.active.append(turn)
+        self.current = turn
+        self.stop_btn.disabled = False
+        self.doc.body.dataset.streaming = "1"
+        turn.url = url or self._resolved_url() or ""
+        turn.answer_id = answer_id
+        el.dataset.url = turn.url
+        el.dataset.answerId = answer_id
+        if received:
+            turn.feed_bytes(bytes(received))
+        if turn.state == "streaming":  # else the saved bytes already held the whole answer
+            s = self.settings
+            headers = {"accept": "text/event-stream", **parse_header_lines(s["headers"])}
+            turn.sent_headers = headers
+            turn.handle = js.pysseBridge.reattach(
+                turn.url,
+                js_obj(headers),
+                answer_id,
+                len(received),
+                create_proxy(turn),
+                int(s["first_byte_s"]) * 1000,
+                int(s["idle_s"]) * 1000,
+                int(s["content_s"]) * 1000,
+            )
+        self.after_render()
+        return turn
+
+    def snapshot(self, index: int = -1) -> str:
+        """What ``reattach_json`` needs to continue answer ``index`` after a reload, as JSON:
+        the history it replies to, its answer id, the relay URL, the bytes received (hex)."""
+        turn = self.turns[index]
+        return json.dumps(
+            {
+                "history": turn.history,
+                "answer_id": turn.answer_id,
+                "url": turn.url,
+                "received": turn.raw().hex(),
+                "state": turn.state,
+            }
+        )
+
+    def reattach_json(self, saved: str) -> None:
+        """``reattach`` from a ``snapshot`` (JSON is what JavaScript and storage hold)."""
+        d = json.loads(saved)
+        history = [(str(r), str(t)) for r, t in d.get("history", [])]
+        self.reattach(history, str(d["answer_id"]), bytes.fromhex(d.get("received", "")), d["url"])
+
     def turn_finished(self, turn: Turn) -> None:
         if turn in self.active:
             self.active.remove(turn)

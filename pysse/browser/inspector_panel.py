@@ -44,7 +44,7 @@ class InspectorPanel:
         self.renders = 0
         self.compare: list[dict[str, Any]] | None = None
         self._report: Report | None = None
-        self._report_key: tuple[int, int] | None = None
+        self._report_key: tuple[int, int, int] | None = None
 
     def bind(self) -> None:
         on = self.app.listeners.on
@@ -75,9 +75,9 @@ class InspectorPanel:
             self.render()
 
     def report(self, turn: Turn) -> Report:
-        key = (id(turn), len(turn.chunks))
+        key = (id(turn), len(turn.chunks), len(turn.resumes))
         if self._report is None or key != self._report_key:
-            self._report = analyze(turn.chunks, turn.format)
+            self._report = analyze(turn.chunks, turn.format, turn.resume_marks())
             self._report_key = key
         return self._report
 

@@ -4,6 +4,12 @@ The JS bridge (``web/bridge.js``) calls the ``on_*`` methods synchronously from 
 the frame scheduler calls ``render`` at most once per animation frame. The answer's state is
 ``streaming`` and then one of the ``Outcome`` values (``completed``, ``truncated``, ``error``,
 ``aborted``), shown as the article's ``data-state``.
+
+Resuming (issue #12): when the relay gave the answer an id (``answer_id``), a connection that
+drops is not the end. The bridge asks ``on_drop`` how long to wait (``pysse.page.reconnect``),
+shows "Reconnecting…", asks the relay for the bytes after the ones already here, and feeds them
+into the same ``ChatStream``: the parse continues exactly where it was, mid-line or
+mid-character. Only when reconnecting fails does the answer end ``truncated``, with the reason.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from ..chat import ChatStream
 from ..events import ChatEvent, Finish, Outcome, TextDelta, Usage
 from ..inspector import timing_summary
 from ..page import diagnose
+from ..page.reconnect import Drop, Reconnect
 from ..page.settings import image_hosts
+from ..providers import error_message
 from ..render.frames import FrameScheduler
 from .dom import q
 
@@ -66,6 +74,9 @@ class Turn:
         self.advertised = ""  # the relay's X-Pysse-Format, if it sent one
         self.from_relay = False  # the answer carried X-Pysse-Relay
         self.state = "streaming"
+        self.answer_id = ""  # the relay's id for this answer (X-Pysse-Answer-Id): resumable
+        self.reconnect = Reconnect()
+        self.resumes: list[tuple[int, int, float, int]] = []  # chunk index, byte, ms, try
         self.shown_tail = ""
         self.sched = FrameScheduler(self.render, app.request_frame, app.is_hidden)
 
@@ -78,6 +89,9 @@ class Turn:
 
     def feed_bytes(self, data: bytes) -> bool:
         self.chunks.append((js.performance.now() - self.t0, data))
+        if self.reconnect.reconnecting and data:
+            self.reconnect.on_bytes()
+            self._show_reconnecting(False)
         if self.state == "streaming":
             events = self.cs.feed(data)
             self._apply(events)
@@ -87,10 +101,16 @@ class Turn:
     def on_end(self) -> None:
         self._apply(self.cs.close())
 
-    def on_open(self, status: int, content_type: str, fmt: str, relay: str) -> None:
-        """The response's head arrived: remember what the relay says it speaks."""
+    def on_open(
+        self, status: int, content_type: str, fmt: str, relay: str, answer_id: str = ""
+    ) -> None:
+        """The response's head arrived: remember what the relay says it speaks, and the id
+        that makes this answer resumable."""
         self.advertised = str(fmt or "")
         self.from_relay = bool(relay)
+        self.answer_id = str(answer_id or "")
+        if self.answer_id:
+            self.el.dataset.answerId = self.answer_id
         if self.advertised:
             self.app.learn_format(self.url, self.advertised)
 
@@ -135,6 +155,52 @@ class Turn:
             # The connection broke mid-body: exactly a truncation, never a completion.
             self._apply(self.cs.close())
 
+    def on_drop(self, kind: Drop, name: str, message: str) -> float:
+        """The connection of a resumable answer failed (``kind``): milliseconds to wait
+        before resuming, or -1 when it is time to give up (the answer then ends here)."""
+        if self.state != "streaming":
+            return -1
+        delay = self.reconnect.on_drop(js.performance.now(), kind, self.cs.bytes_fed, self.cs.retry)
+        if delay is None:
+            why = self.reconnect.why
+            if kind == "idle":
+                idle = int(self.app.settings["idle_s"])
+                self._apply(self.cs.fail("timeout", f"timed out: no bytes for {idle:g} s ({why})"))
+            else:
+                self._apply(self.cs.close(reason=f"the connection broke and {why} ({name})"))
+            return -1
+        self._show_reconnecting(True)
+        return delay
+
+    def on_resumed(self, offset: int) -> None:
+        """The relay took the resume: the bytes after ``offset`` come next."""
+        at = js.performance.now() - self.t0
+        self.resumes.append((len(self.chunks), int(offset), at, self.reconnect.total))
+        self.el.dataset.resumes = str(len(self.resumes))
+
+    def on_resume_failed(self, status: int, text: str) -> None:
+        """The relay refused the resume (410: the answer expired there; 416, 404...)."""
+        if self.state != "streaming":
+            return
+        self._show_reconnecting(False)
+        message = error_message(str(text), 400) or f"the relay answered {status}"
+        self._apply(self.cs.close(reason=f"could not resume: {message}"))
+
+    def resume_marks(self) -> dict[int, str]:
+        """Where the answer was resumed, for the inspector's raw view."""
+        return {
+            index: f"reconnect {n}: resumed at byte {offset:,} ({at:,.0f} ms)"
+            for index, offset, at, n in self.resumes
+        }
+
+    def _show_reconnecting(self, on: bool) -> None:
+        if on:
+            self.el.setAttribute("data-reconnecting", "1")
+            self.status_el.textContent = f"Reconnecting… (try {self.reconnect.total})"
+        elif self.el.hasAttribute("data-reconnecting"):
+            self.el.removeAttribute("data-reconnecting")
+            self.status_el.textContent = "Streaming…"
+
     def on_timeout(self, kind: str, seconds: float) -> None:
         what = {
             "first-byte": "no first byte",
@@ -145,6 +211,8 @@ class Turn:
     # -- from the page -------------------------------------------------------------------------
 
     def stop(self) -> None:
+        """Stop: the bridge aborts the request and, for a resumable answer, tells the relay
+        (``DELETE ?answer=ID``): a disconnect alone would not cancel the upstream."""
         if self.state != "streaming":
             return
         if self.handle is not None:
@@ -186,6 +254,7 @@ class Turn:
     def _finish(self, fin: Finish) -> None:
         state = fin.outcome
         self.state = state.value
+        self.el.removeAttribute("data-reconnecting")
         self.t_end = js.performance.now() - self.t0
         self.sched.flush()  # the final state, synchronously: never wait on a frame
         self.el.dataset.state = state.value

@@ -56,12 +56,24 @@ def _html_lines(text: str) -> str:
 def render_raw(rep: Report, shown: int = PAGE) -> str:
     """The chunks as they arrived: index, arrival ms, size, text with CR/LF made visible."""
     rows = []
+
+    def mark(index: int) -> None:
+        if index in rep.marks:
+            rows.append(
+                f'<tr class="insp-resume" data-role="insp-resume"><td colspan="4">↻ '
+                f"{esc(rep.marks[index])}</td></tr>"
+            )
+
     for c in rep.chunks[:shown]:
+        mark(c.index)
         bad = f' <span class="bad">{c.invalid} invalid UTF-8</span>' if c.invalid else ""
         rows.append(
             f'<tr data-chunk="{c.index}"><td>{c.index}</td><td>{c.t_ms:,.0f}</td>'
             f"<td>{c.size}</td><td><pre>{_html_lines(c.text)}</pre>{bad}</td></tr>"
         )
+    if shown >= len(rep.chunks):  # a resume after the last chunk (nothing came after it)
+        for index in sorted(i for i in rep.marks if i >= len(rep.chunks)):
+            mark(index)
     return (
         f'<p class="insp-note">{len(rep.chunks)} chunks, {rep.timing["bytes"]:,} bytes, '
         f"{rep.comments} comment lines (keep-alives). ␍ = CR, ␊ = LF.</p>"

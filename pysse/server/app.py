@@ -22,8 +22,9 @@ from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
 from . import demo
 from .body import json_error, read_json_body
+from .demo_relay import DemoAnswers
 from .relay import RelayConfig, relay_endpoint
-from .serve import STOPPING
+from .resume import TailResponse
 
 mimetypes.add_type("application/wasm", ".wasm")
 mimetypes.add_type("text/javascript", ".mjs")
@@ -45,8 +46,12 @@ class CachedStatic(StaticFiles):
         return resp
 
 
-def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
-    async def endpoint(request: Request) -> Response | ScriptResponse:
+def demo_endpoint(fmt: str, default_pace: float = 1.0, kept: DemoAnswers | None = None) -> Any:
+    kept = kept or DemoAnswers()
+
+    async def endpoint(request: Request) -> Response | ScriptResponse | TailResponse:
+        if request.method != "POST":  # resume or stop a kept answer (pysse.server.resume)
+            return await kept.other(request)
         got = await read_json_body(request, MAX_BODY, allow_empty=True)
         if isinstance(got, Response):
             return got
@@ -64,11 +69,10 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
             )
         if not pace >= 0:  # also NaN
             pace = default_pace
-        # The testing kit's player: one write per HTTP chunk, paced, stopped by a disconnect,
-        # and ended at once when the server shuts down (Ctrl+C must not wait for a stream).
-        return ScriptResponse(
-            demo.plan(fmt, prompt, seed=seed, pace=min(pace, 100.0)), stop=STOPPING.future
-        )
+        # Played into the answer store (a page can resume it, like the real relay's); ended
+        # at once when the server shuts down (Ctrl+C must not wait for a stream).
+        script = demo.plan(fmt, prompt, seed=seed, pace=min(pace, 100.0))
+        return await kept.respond(script, demo.cut_after(script, prompt))
 
     return endpoint
 
@@ -77,24 +81,26 @@ def demo_routes(demo_pace: float = 1.0) -> list[Route]:
     """The demo relay at each format's usual path (from the provider registry). Where the model
     is part of the path (Gemini's ``models/{model}:method``), any model name is accepted."""
     routes = []
+    kept = DemoAnswers()  # one store for every format's path
+    methods = ["POST", "GET", "DELETE"]
     for name, provider in PROVIDERS.items():
         path = provider.demo_path.split("?", 1)[0]
-        handler = demo_endpoint(name, demo_pace)
+        handler = demo_endpoint(name, demo_pace, kept)
         if provider.model_in_path:
             prefix, method = path.rsplit("/", 1)[0], ":" + path.rsplit(":", 1)[1]
             routes.append(
-                Route(prefix + "/{rest:path}", _method_suffix(handler, method), methods=["POST"])
+                Route(prefix + "/{rest:path}", _method_suffix(handler, method), methods=methods)
             )
         else:
-            routes.append(Route(path, handler, methods=["POST"]))
+            routes.append(Route(path, handler, methods=methods))
     return routes
 
 
 def _method_suffix(handler: Any, method: str) -> Any:
-    async def endpoint(request: Request) -> Response | ScriptResponse:
+    async def endpoint(request: Request) -> Response | ScriptResponse | TailResponse:
         if not request.path_params["rest"].endswith(method):
             return json_error(404, "not_found", "not found")
-        result: Response | ScriptResponse = await handler(request)
+        result: Response | ScriptResponse | TailResponse = await handler(request)
         return result
 
     return endpoint
@@ -120,7 +126,9 @@ def create_app(
         relay = RelayConfig.from_args(upstream, api_key_env, upstream_format, allow_origins or [])
     if relay is not None:
         relay.serves_page = True
-        routes.append(Route("/relay", relay_endpoint(relay), methods=["POST", "OPTIONS", "GET"]))
+        routes.append(
+            Route("/relay", relay_endpoint(relay), methods=["POST", "OPTIONS", "GET", "DELETE"])
+        )
         relay_cfg = {"relay": "/relay", "format": relay.format}
 
     if site is not None:

@@ -15,11 +15,12 @@ from typing import Any, AnyStr, cast
 from ..providers import ProviderName, encode_answer, get_provider
 from ..testing.script import Script
 
-__all__ = ["COMMANDS", "Plan", "answer_for", "last_user_text", "plan"]
+__all__ = ["COMMANDS", "Plan", "answer_for", "cut_after", "last_user_text", "plan"]
 
 COMMANDS = {
     "help": "list these commands",
     "drop": "the connection dies mid-answer (no terminal event)",
+    "cut": "the page's connection is cut mid-answer while the answer goes on: watch it resume",
     "stall": "the stream goes silent mid-answer",
     "keepalive": "mid-answer, only keep-alive comments from then on (no content)",
     "401": "the relay answers 401 Unauthorized",
@@ -208,6 +209,14 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Script:
     if cmd == "stall":
         script = script.stall(300)  # silent until the client gives up (or 5 minutes)
     return script
+
+
+def cut_after(script: Script, prompt: str) -> int | None:
+    """``/demo cut``: the byte after which the page's first connection is cut (a third of the
+    way in); None for every other prompt."""
+    if prompt.strip().split(" ", 2)[:2] != ["/demo", "cut"]:
+        return None
+    return max(1, len(script.sent) // 3)
 
 
 def last_user_text(body: dict[str, Any]) -> str:

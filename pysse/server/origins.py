@@ -28,7 +28,13 @@ log = logging.getLogger("pysse.relay")
 
 # Headers the page sends by default; --allow-header adds more.
 BASE_HEADERS = ("content-type", "authorization", "x-relay-secret")
-EXPOSED = ("retry-after", "x-pysse-relay", "x-pysse-format")
+EXPOSED = (
+    "retry-after",
+    "x-pysse-relay",
+    "x-pysse-format",
+    "x-pysse-answer-id",
+    "x-pysse-resumed-from",
+)
 
 Verdict = Literal["same-origin", "allowed", "refused", "not-a-browser"]
 
@@ -102,7 +108,7 @@ class OriginPolicy:
         }
         if verdict == "allowed":
             base["access-control-allow-headers"] = ", ".join(self.headers)
-            base["access-control-allow-methods"] = "POST, GET, OPTIONS"
+            base["access-control-allow-methods"] = "POST, GET, DELETE, OPTIONS"
             base["access-control-max-age"] = "600"
         return base
 

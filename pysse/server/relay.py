@@ -12,8 +12,13 @@ What it guarantees, and why:
   either). It asks for ``identity`` encoding (and decodes gzip/deflate if an upstream
   compresses anyway). The only change ever made to the bytes: the API key, if an upstream
   echoes it, is replaced by ``[redacted]``.
-* **Stop travels.** When the browser disconnects (Stop, closed tab), the upstream request is
-  closed at once, so no paid generation continues for nobody.
+* **The answer outlives the connection** (``pysse.server.resume``). Each answer gets an id
+  (``X-Pysse-Answer-Id``) and its bytes are recorded; a page whose connection dropped asks for
+  the rest from the byte it has (``GET ?answer=ID&from=N``) and gets exactly that, so a
+  reload or a network cut never costs a second, billed generation.
+* **Stop travels.** Stop is an explicit ``DELETE ?answer=ID`` that cancels the upstream at
+  once; an answer nobody reads is cancelled after ``unwatched_timeout``. With
+  ``resume=False`` (``--no-resume``) a disconnect cancels the upstream at once, as before.
 * **The key stays here.** Read from the environment, added to the upstream request, scrubbed
   from whatever comes back, never logged.
 * **Every refusal is a clean JSON error the page can read** (CORS headers included) and one
@@ -54,7 +59,9 @@ from ..providers import (
 )
 from .body import json_error, read_json_body
 from .origins import OriginPolicy, log_refusal, normalize_origin
+from .resume import Answers, TailResponse
 from .serve import STOPPING, ServerLimits, Stopped
+from .store import check_store, open_store
 from .upstream import Decompressor, Scrubber, UpstreamPool, read_capped
 
 __all__ = [
@@ -93,12 +100,19 @@ class RelayConfig:
     keepalive: int = 1000  # pooled idle upstream connections (0: a new connection per chat)
     ca_bundle: str | None = None  # PEM file of CAs to trust for the upstream (else the system's)
     pool_shards: int = 32  # upstream connection pools (see UpstreamPool: why more than one)
+    resume: bool = True  # record answers so a dropped page can resume (pysse.server.resume)
+    store: str = "memory"  # where answers are kept: "memory" or "redis://host:port/db"
+    answer_ttl: float = 600.0  # an ended answer is kept this long for resumes
+    store_max_bytes: int = 64 << 20  # all recorded answers together (memory store)
+    unwatched_timeout: float = 120.0  # cancel an answer nobody has read for this long
 
     def __post_init__(self) -> None:
         get_provider(self.format)  # a ValueError naming the valid formats
         for origin in [*self.allow_origins, *self.own_origins]:
             if origin != "*":
                 normalize_origin(origin)  # a ValueError saying what an origin looks like
+        if self.resume:
+            check_store(self.store, self.unwatched_timeout)
 
     @classmethod
     def from_args(
@@ -144,6 +158,13 @@ class RelayConfig:
 
     def auth_headers(self) -> dict[str, str]:
         return self.provider.auth_headers(self.api_key) if self.api_key else {}
+
+    def answers(self) -> Answers | None:
+        """The answer store and producers (None with ``resume=False``)."""
+        if not self.resume:
+            return None
+        store = open_store(self.store, self.answer_ttl, self.store_max_bytes)
+        return Answers(store, self.unwatched_timeout)
 
 
 def guess_format(upstream: str) -> str:
@@ -214,10 +235,14 @@ def relay_endpoint(
     client: httpx.AsyncClient | UpstreamPool | None = None,
     *,
     path_model: bool = False,
-) -> Callable[[Request], Awaitable[Response]]:
+    answers: Answers | None = None,
+) -> Callable[[Request], Awaitable[Response | TailResponse]]:
     """The relay's request handler. ``path_model``: the model is taken from the route's
-    ``{model}`` (Gemini's native path) instead of the body."""
+    ``{model}`` (Gemini's native path) instead of the body. ``answers``: shared by every
+    route of one relay (made from ``cfg`` if not given)."""
     pool = client if isinstance(client, UpstreamPool) else upstream_pool(cfg, client)
+    if answers is None:
+        answers = cfg.answers()
     policy = OriginPolicy(cfg.allow_origins, cfg.own_origins, cfg.allow_headers)
     scrub_secrets = [cfg.api_key] if cfg.api_key else []
     ident = {
@@ -226,7 +251,7 @@ def relay_endpoint(
         "x-content-type-options": "nosniff",
     }
 
-    async def endpoint(request: Request) -> Response:
+    async def endpoint(request: Request) -> Response | TailResponse:
         origin = request.headers.get("origin")
         server = request.scope.get("server")
         served_at = (str(server[0]), int(server[1])) if cfg.serves_page and server else None
@@ -254,7 +279,8 @@ def relay_endpoint(
                     f"with {' '.join('--allow-header ' + h for h in missing)}",
                 )
             return Response(status_code=204, headers=cors)
-        if method == "GET":  # what the page asks to diagnose a failed request; no secrets
+        resuming = "answer" in request.query_params and method in ("GET", "DELETE")
+        if method == "GET" and not resuming:  # what the page asks to diagnose a failure
             return JSONResponse(
                 {
                     "relay": "pysse",
@@ -274,6 +300,14 @@ def relay_endpoint(
                     f"{what} relay secret: add the line 'X-Relay-Secret: <the secret>' to "
                     "Settings → Extra request headers",
                 )
+        if resuming:
+            if answers is None:
+                return refuse(404, "resume_off", "this relay does not keep answers (--no-resume)")
+            if method == "GET":
+                return await answers.resume(request, cors)
+            return await answers.stop_request(request, cors)
+        if method != "POST":
+            return refuse(405, "method_not_allowed", f"{method} needs ?answer=ID")
         got = await read_json_body(
             request,
             cfg.max_body,
@@ -295,11 +329,16 @@ def relay_endpoint(
         if path_model:
             body.pop("model", None)  # Gemini takes the model from the path only
         try:
-            return await forward(url, body, cors)
+            return await forward(url, body, cors, request.is_disconnected)
         except Stopped:
             return json_error(503, "relay_stopping", "the relay is shutting down", cors)
 
-    async def forward(url: str, body: dict[str, Any], cors: dict[str, str]) -> Response:
+    async def forward(
+        url: str,
+        body: dict[str, Any],
+        cors: dict[str, str],
+        gone: Callable[[], Awaitable[bool]] | None = None,
+    ) -> Response | TailResponse:
         headers = {
             "content-type": "application/json",
             "accept": "text/event-stream",
@@ -309,12 +348,13 @@ def relay_endpoint(
         # The body as parsed and checked, re-serialised: what was checked is what is sent.
         content = json.dumps(body, ensure_ascii=False).encode()
         shard, http = pool.acquire()
-        response: Response | None = None
+        response: Response | TailResponse | None = None
         try:
-            response = await send(http, url, content, headers, cors, lambda: pool.release(shard))
+            release = lambda: pool.release(shard)  # noqa: E731
+            response = await send(http, url, content, headers, cors, release, gone)
             return response
         finally:
-            if not isinstance(response, StreamingResponse):
+            if not isinstance(response, StreamingResponse | TailResponse):
                 pool.release(shard)  # else the stream releases it when it ends
 
     async def send(
@@ -324,7 +364,8 @@ def relay_endpoint(
         headers: dict[str, str],
         cors: dict[str, str],
         release: Callable[[], None],
-    ) -> Response:
+        gone: Callable[[], Awaitable[bool]] | None = None,
+    ) -> Response | TailResponse:
         try:
             try:
                 upstream = await STOPPING.race(
@@ -367,6 +408,18 @@ def relay_endpoint(
             except ValueError as exc:
                 await upstream.aclose()
                 return json_error(502, "upstream_encoding", str(exc), cors)
+            if answers is not None:
+                if gone is not None and await gone():
+                    # Stop before the first byte: the page left before it could learn the
+                    # answer's id, so nobody could ever resume or stop it. Cancel now.
+                    await upstream.aclose()
+                    return Response(status_code=499)
+                # The upstream is read by a task of its own into the record; this response
+                # is one reader of it, like any later resume.
+                source = passthrough(upstream, dec, scrub, release)
+                answer_id = await answers.start(source, ctype)
+                opened = await answers.store.open(answer_id, 0)
+                return TailResponse(opened, answer_id, cors)
             return StreamingResponse(
                 passthrough(upstream, dec, scrub, release),
                 200,
@@ -460,7 +513,8 @@ def relay_endpoint(
             if tail:
                 yield tail
             if note:
-                log.warning("stream ended: %s", note)
+                if not STOPPING.is_set():  # at shutdown the one line is "pysse: stopped"
+                    log.warning("stream ended: %s", note)
                 yield f"\n\n: pysse relay: stream ended, {note}\n\n".encode()
         finally:
             try:
@@ -495,12 +549,17 @@ def native_path(provider: Provider) -> str:
     return path
 
 
-def create_relay_app(cfg: RelayConfig, client: httpx.AsyncClient | None = None) -> Starlette:
+def create_relay_app(
+    cfg: RelayConfig, client: httpx.AsyncClient | None = None, answers: Answers | None = None
+) -> Starlette:
     """The relay at ``/relay`` and ``/``, and at its format's native path (``/v1/...``) so an
-    official SDK can use it as its base URL."""
+    official SDK can use it as its base URL. ``answers``: the answer store and producers
+    (made from ``cfg`` if not given; tests pass their own to look inside)."""
     http = upstream_pool(cfg, client)
-    handler = relay_endpoint(cfg, http)
-    methods = ["POST", "OPTIONS", "GET"]
+    if answers is None:
+        answers = cfg.answers()
+    handler = relay_endpoint(cfg, http, answers=answers)
+    methods = ["POST", "OPTIONS", "GET", "DELETE"]
     routes = [Route("/", handler, methods=methods), Route("/relay", handler, methods=methods)]
     for name, provider in PROVIDERS.items():
         path = native_path(provider)
@@ -508,8 +567,8 @@ def create_relay_app(cfg: RelayConfig, client: httpx.AsyncClient | None = None) 
             routes.append(
                 Route(
                     path,
-                    relay_endpoint(cfg, http, path_model=provider.model_in_path),
-                    methods=["POST", "OPTIONS"],
+                    relay_endpoint(cfg, http, path_model=provider.model_in_path, answers=answers),
+                    methods=methods,
                 )
             )
         elif path not in {r.path for r in routes}:
@@ -558,6 +617,21 @@ def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) ->
     ap.add_argument(
         "--ca-bundle", metavar="PEM", help="trust these CAs for the upstream (self-signed TLS)"
     )
+    ap.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="keep no record of answers: a dropped connection cancels the upstream at once",
+    )
+    ap.add_argument(
+        "--store",
+        default="memory",
+        metavar="URL",
+        help="where answers are kept for resuming: memory (default) or redis://host:port/db "
+        "(several relay processes sharing one Redis can resume each other's answers)",
+    )
+    ap.add_argument("--answer-ttl", type=float, default=600.0, metavar="SECONDS")
+    ap.add_argument("--store-max-bytes", type=int, default=64 << 20, metavar="BYTES")
+    ap.add_argument("--unwatched-timeout", type=float, default=120.0, metavar="SECONDS")
 
 
 def config_from_args(args: argparse.Namespace, **kw: Any) -> RelayConfig:
@@ -583,6 +657,11 @@ def config_from_args(args: argparse.Namespace, **kw: Any) -> RelayConfig:
         max_connections=args.max_connections,
         keepalive=0 if args.no_keepalive else args.max_connections,
         ca_bundle=args.ca_bundle,
+        resume=not args.no_resume,
+        store=args.store,
+        answer_ttl=args.answer_ttl,
+        store_max_bytes=args.store_max_bytes,
+        unwatched_timeout=args.unwatched_timeout,
         **kw,
     )
 
@@ -604,9 +683,12 @@ def main(argv: list[str] | None = None) -> int:
     from .serve import run
 
     origins = ", ".join(cfg.allow_origins) or "none (add --allow-origin for a web page)"
+    # Never the Redis URL itself: it may hold a password.
+    kept = "in Redis" if cfg.store.startswith("redis") or "://" in cfg.store else "in memory"
     print(
         f"pysse relay: POST http://{args.host}:{args.port}/relay -> {cfg.upstream} "
-        f"({cfg.format}); pages allowed from: {origins}",
+        f"({cfg.format}); pages allowed from: {origins}; answers kept for resuming: "
+        f"{kept if cfg.resume else 'no (--no-resume)'}",
         flush=True,
     )
     run(

@@ -15,6 +15,7 @@
   ASGI server.
 * the ``sse_server`` / ``sse_servers`` pytest fixtures (``plugin.py``, registered by pysse's
   ``pytest11`` entry point).
+* :class:`CutProxy` (``proxy.py``): a TCP proxy a test cuts like a pulled cable.
 * :class:`LiveServer` (``live.py``): your ASGI app on a free port (needs uvicorn), and
   :func:`launch_chromium` (``browser.py``): the system's Chromium for Playwright.
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .browser import CHROMIUM_ARGS, find_chromium, launch_chromium
     from .live import LiveServer, free_port
     from .player import Sink, play
+    from .proxy import CutProxy
     from .script import SSE_HEADERS, Chunking, Ending, Script, Write
     from .server import RecordedRequest, ScriptServer
 
@@ -41,6 +43,7 @@ __all__ = [
     "CHROMIUM_ARGS",
     "SSE_HEADERS",
     "Chunking",
+    "CutProxy",
     "Ending",
     "KitError",
     "LiveServer",
@@ -63,6 +66,7 @@ _HOME = {
     "launch_chromium": "browser",
     "LiveServer": "live",
     "free_port": "live",
+    "CutProxy": "proxy",
     "Sink": "player",
     "play": "player",
     "SSE_HEADERS": "script",

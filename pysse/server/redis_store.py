@@ -1,0 +1,245 @@
+"""Answers kept in Redis, so that any relay process behind a load balancer can resume (or
+stop) an answer another one started. ``--store redis://host:port/db``; needs the ``redis``
+package (``pip install 'pysse[redis]'``).
+
+The layout, per answer ``ID`` (all keys expire ``ttl`` seconds after the answer ends, or
+after its producer was last seen alive):
+
+* ``pysse:a:ID:m``  a hash: the content type.
+* ``pysse:a:ID:s``  a Redis Stream of the bytes. Entry ids encode byte offsets: the chunk
+  starting at byte ``n`` is entry ``1-n``, so a resume from byte ``k`` finds its first chunk
+  with one ``XREVRANGE ... 1-k - COUNT 1`` and then follows with ``XREAD BLOCK``. The end is
+  entry ``2-0``.
+* ``pysse:a:ID:p``  the producer's heartbeat (a few seconds' expiry, refreshed every second):
+  when it lapses without an end, the process that was reading the upstream died; readers
+  elsewhere end with a note instead of waiting for ever.
+* ``pysse:a:ID:w``  a reader's heartbeat in another process: "someone is watching", for the
+  producer's unwatched cap.
+* channel ``pysse:stop``  Stop for an answer whose producer runs in another process.
+
+The producing process also keeps the answer in a local ``MemoryStore``: its own readers (the
+page's first connection, a resume that lands on the same process) are fed from memory, so
+recording in Redis adds nothing to their latency; Redis is for the other processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from .resume import relay_note
+from .store import AnswerGone, AnswerStore, MemoryStore, OffsetError, Opened, StopResult
+
+__all__ = ["RedisStore"]
+
+log = logging.getLogger("pysse.relay")
+
+STOP_CHANNEL = "pysse:stop"
+END_ID = "2-0"
+HEARTBEAT_MS = 5000
+WATCH_MS = 3000
+
+
+def _key(answer_id: str, part: str) -> str:
+    return f"pysse:a:{answer_id}:{part}"
+
+
+def _start_of(entry_id: bytes | str) -> int:
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return int(text.split("-", 1)[1])
+
+
+def _is_end(entry_id: bytes | str) -> bool:
+    return (entry_id.decode() if isinstance(entry_id, bytes) else entry_id) == END_ID
+
+
+class RedisStore(AnswerStore):
+    """See the module docstring."""
+
+    kind = "redis"
+
+    def __init__(self, url: str, ttl: float = 600.0, max_bytes: int = 64 << 20) -> None:
+        try:
+            import redis.asyncio  # noqa: F401
+        except ImportError:
+            raise ValueError(
+                "--store redis:// needs the redis package: pip install 'pysse[redis]'"
+            ) from None
+        self.url = url
+        self.ttl = ttl
+        self.local = MemoryStore(ttl, max_bytes)
+        self._redis: Any = None
+        self._offsets: dict[str, int] = {}  # next byte offset of each local answer
+        self._listener: asyncio.Task[None] | None = None
+        self._warned = 0.0
+
+    @property
+    def redis(self) -> Any:
+        if self._redis is None:
+            import redis.asyncio as aioredis
+
+            self._redis = aioredis.Redis.from_url(self.url)
+        return self._redis
+
+    def _warn(self, what: str, exc: Exception) -> None:
+        now = time.monotonic()
+        if now - self._warned > 10:
+            self._warned = now
+            log.warning("redis store (%s): %s failed: %s", self.url, what, exc)
+
+    # -- the producing process -----------------------------------------------------------------
+
+    async def create(self, answer_id: str, content_type: str) -> None:
+        await self.local.create(answer_id, content_type)
+        self._offsets[answer_id] = 0
+        self._ensure_listener()
+        ttl_ms = int(self.ttl * 1000)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(_key(answer_id, "m"), mapping={"ct": content_type})
+            pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+            pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
+            await pipe.execute()
+
+    async def append(self, answer_id: str, data: bytes) -> bool:
+        kept = self.local.append_now(answer_id, data)  # local readers first, no Redis wait
+        start = self._offsets.get(answer_id)
+        if start is None or not data:
+            return kept
+        self._offsets[answer_id] = start + len(data)
+        try:
+            await self.redis.xadd(_key(answer_id, "s"), {"d": data}, id=f"1-{start}")
+        except Exception as exc:  # Redis down: local readers go on; others cannot resume
+            self._warn("XADD", exc)
+        return kept
+
+    async def end(self, answer_id: str) -> None:
+        self.local.end_now(answer_id)
+        self._offsets.pop(answer_id, None)
+        ttl_ms = int(self.ttl * 1000)
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.xadd(_key(answer_id, "s"), {"end": 1}, id=END_ID)
+                pipe.pexpire(_key(answer_id, "s"), ttl_ms)
+                pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+                pipe.delete(_key(answer_id, "p"))
+                await pipe.execute()
+        except Exception as exc:
+            self._warn("end", exc)
+
+    async def watched(self, answer_id: str) -> bool:
+        """Asked by the producer every second: also its heartbeat, and it keeps the keys."""
+        seen = self.local.watchers(answer_id) > 0
+        ttl_ms = int(self.ttl * 1000)
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
+                pipe.pexpire(_key(answer_id, "s"), ttl_ms)
+                pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+                pipe.exists(_key(answer_id, "w"))
+                *_, watching = await pipe.execute()
+        except Exception as exc:
+            self._warn("heartbeat", exc)
+            return seen
+        return seen or bool(watching)
+
+    def on_stop(self, answer_id: str, stop: Callable[[], None] | None) -> None:
+        self.local.on_stop(answer_id, stop)
+
+    def _ensure_listener(self) -> None:
+        if self._listener is None or self._listener.done():
+            self._listener = asyncio.create_task(self._listen())
+
+    async def _listen(self) -> None:
+        """Stops published by other processes, for the answers produced here."""
+        pubsub = self.redis.pubsub()
+        try:
+            await pubsub.subscribe(STOP_CHANNEL)
+            while True:
+                msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if msg and msg.get("type") == "message":
+                    data = msg["data"]
+                    self.local.stop_now(data.decode() if isinstance(data, bytes) else str(data))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._warn("subscribe", exc)
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+    # -- any process ---------------------------------------------------------------------------
+
+    async def stop(self, answer_id: str) -> StopResult:
+        if self.local.stop_now(answer_id) == "stopped":
+            return "stopped"
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.exists(_key(answer_id, "m"))
+            pipe.xrevrange(_key(answer_id, "s"), "+", "-", count=1)
+            known, last = await pipe.execute()
+        if not known:
+            return "unknown"
+        if last and _is_end(last[0][0]):
+            return "ended"
+        await self.redis.publish(STOP_CHANNEL, answer_id)
+        return "stopped"
+
+    async def open(self, answer_id: str, offset: int) -> Opened:
+        if self.local.has(answer_id):
+            return await self.local.open(answer_id, offset)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(_key(answer_id, "m"), "ct")
+            pipe.xrevrange(_key(answer_id, "s"), "+", "-", count=2)
+            ctype, last = await pipe.execute()
+        if ctype is None:
+            raise AnswerGone(self.gone_message())
+        if last and _is_end(last[0][0]):
+            data = [e for e in last if not _is_end(e[0])]
+            size = _start_of(data[0][0]) + len(data[0][1][b"d"]) if data else 0
+            if offset > size:
+                raise OffsetError(
+                    f"this answer has {size} bytes; a resume cannot start at byte {offset}"
+                )
+        return Opened(ctype.decode(), self._tail(answer_id, offset))
+
+    async def _tail(self, answer_id: str, offset: int) -> AsyncIterator[bytes]:
+        stream = _key(answer_id, "s")
+        r = self.redis
+        last = "0-0"
+        found = await r.xrevrange(stream, f"1-{offset}", "-", count=1)
+        pending: list[Any] = list(found)
+        watch_at = 0.0
+        while True:
+            for entry_id, fields in pending:
+                last = entry_id
+                if _is_end(entry_id):
+                    return
+                start, data = _start_of(entry_id), fields[b"d"]
+                if start + len(data) > offset:
+                    yield data[max(0, offset - start) :]
+                    offset = start + len(data)
+            now = time.monotonic()
+            if now - watch_at > 1.0:
+                watch_at = now
+                await r.set(_key(answer_id, "w"), 1, px=WATCH_MS)
+            got = await r.xread({stream: last}, count=256, block=1000)
+            pending = got[0][1] if got else []
+            if not pending and not await r.exists(_key(answer_id, "p")):
+                # One last look: the end may have been written just before the heartbeat went.
+                tail = await r.xread({stream: last}, count=256)
+                pending = tail[0][1] if tail else []
+                if not pending:
+                    yield relay_note("the relay process that was streaming it stopped")
+                    return
+
+    async def aclose(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(BaseException):
+                await self._listener
+        if self._redis is not None:
+            with contextlib.suppress(Exception):
+                await self._redis.aclose()

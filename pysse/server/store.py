@@ -1,0 +1,235 @@
+"""Where the relay keeps answers so a page can resume them: the interface, and the default
+in-memory store (embedded, nothing to install). ``redis_store.RedisStore`` is the other
+implementation, for several relay processes behind a load balancer.
+
+An answer in a store is a stream of bytes with an end. Its *producer* (the task reading the
+upstream, in the process that started the answer) appends and ends it; any number of
+*readers* (the page's first connection, later resumes) read it from a byte offset, first
+what is recorded and then live, until its end. A reader leaving changes nothing for the
+producer: that is the point. Stop is explicit (``stop``), and reaches the producer wherever
+it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from .record import Record, RecordBook
+
+__all__ = [
+    "AnswerGone",
+    "AnswerStore",
+    "MemoryStore",
+    "OffsetError",
+    "Opened",
+    "StopResult",
+    "check_store",
+    "open_store",
+]
+
+StopResult = Literal["stopped", "ended", "unknown"]
+
+
+class AnswerGone(Exception):
+    """The answer is not (or no longer) in the store: it expired, was evicted, or never was."""
+
+
+class OffsetError(Exception):
+    """A resume asked for bytes from an offset the answer never reached."""
+
+
+@dataclass
+class Opened:
+    """A reader on one answer: what the answer was sent as, and its bytes from the offset."""
+
+    content_type: str
+    chunks: AsyncIterator[bytes]
+
+
+class AnswerStore:
+    """The interface every store implements (see the module docstring)."""
+
+    kind = "none"
+    ttl: float = 600.0
+
+    async def create(self, answer_id: str, content_type: str) -> None:
+        raise NotImplementedError
+
+    async def append(self, answer_id: str, data: bytes) -> bool:
+        """Add bytes; False if the answer is gone (evicted for space): stop producing."""
+        raise NotImplementedError
+
+    async def end(self, answer_id: str) -> None:
+        raise NotImplementedError
+
+    async def open(self, answer_id: str, offset: int) -> Opened:
+        """A reader from ``offset``: ``AnswerGone`` or ``OffsetError`` before any byte."""
+        raise NotImplementedError
+
+    def on_stop(self, answer_id: str, stop: Callable[[], None] | None) -> None:
+        """The local producer's cancel function (None: forget it, the answer ended)."""
+        raise NotImplementedError
+
+    async def stop(self, answer_id: str) -> StopResult:
+        """Cancel the answer's producer, wherever it runs."""
+        raise NotImplementedError
+
+    async def watched(self, answer_id: str) -> bool:
+        """Whether some reader is attached to the answer right now (any process)."""
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release connections and tasks (the server is stopping)."""
+
+    def gone_message(self) -> str:
+        return (
+            f"this answer expired on the relay (it keeps answers {self.ttl:g} s after they "
+            "end, within a size limit); the text received so far is kept"
+        )
+
+
+class MemoryStore(AnswerStore):
+    """Answers in this process's memory: a ``RecordBook`` (time to live, total size cap,
+    oldest evicted first) plus the waiting: readers sleep on an event that each append or end
+    sets."""
+
+    kind = "memory"
+
+    def __init__(
+        self,
+        ttl: float = 600.0,
+        max_bytes: int = 64 << 20,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.book = RecordBook(ttl, max_bytes)
+        self.ttl = ttl
+        self.clock = clock or time.monotonic
+        self._changed: dict[str, asyncio.Event] = {}
+        self._stoppers: dict[str, Callable[[], None]] = {}
+        self._watchers: dict[str, int] = {}
+
+    def _wake(self, answer_id: str) -> None:
+        ev = self._changed.pop(answer_id, None)
+        if ev is not None:
+            ev.set()
+
+    def _evicted(self, recs: list[Record]) -> None:
+        for rec in recs:
+            stop = self._stoppers.pop(rec.answer_id, None)
+            if stop is not None:
+                stop()
+            self._wake(rec.answer_id)
+
+    async def create(self, answer_id: str, content_type: str) -> None:
+        self.book.create(answer_id, self.clock(), content_type)
+
+    def append_now(self, answer_id: str, data: bytes) -> bool:
+        """``append`` without awaiting (the Redis store's local mirror uses it)."""
+        rec = self.book.get(answer_id, self.clock())
+        if rec is None or rec.evicted:
+            return False
+        self._evicted(self.book.append(rec, data, self.clock()))
+        self._wake(answer_id)
+        return not rec.evicted
+
+    async def append(self, answer_id: str, data: bytes) -> bool:
+        return self.append_now(answer_id, data)
+
+    def end_now(self, answer_id: str) -> None:
+        rec = self.book.get(answer_id, self.clock())
+        if rec is not None:
+            self.book.end(rec, self.clock())
+        self._stoppers.pop(answer_id, None)
+        self._wake(answer_id)
+
+    async def end(self, answer_id: str) -> None:
+        self.end_now(answer_id)
+
+    def has(self, answer_id: str) -> bool:
+        return self.book.get(answer_id, self.clock()) is not None
+
+    async def open(self, answer_id: str, offset: int) -> Opened:
+        rec = self.book.get(answer_id, self.clock())
+        if rec is None:
+            raise AnswerGone(self.gone_message())
+        if offset < 0 or offset > rec.size:
+            raise OffsetError(
+                f"this answer has {rec.size} bytes so far; a resume cannot start at byte {offset}"
+            )
+        return Opened(rec.content_type, self._tail(rec, offset))
+
+    async def _tail(self, rec: Record, offset: int) -> AsyncIterator[bytes]:
+        key = rec.answer_id
+        self._watchers[key] = self._watchers.get(key, 0) + 1
+        try:
+            while True:
+                if rec.evicted:
+                    raise AnswerGone(
+                        "this answer was dropped by the relay: its answer store was full"
+                    )
+                chunk = rec.read(offset)
+                if chunk:
+                    offset += len(chunk)
+                    yield chunk
+                    continue
+                if rec.ended:
+                    return
+                ev = self._changed.get(key)
+                if ev is None:
+                    ev = self._changed[key] = asyncio.Event()
+                await ev.wait()
+        finally:
+            left = self._watchers.get(key, 1) - 1
+            if left:
+                self._watchers[key] = left
+            else:
+                self._watchers.pop(key, None)
+
+    def on_stop(self, answer_id: str, stop: Callable[[], None] | None) -> None:
+        if stop is None:
+            self._stoppers.pop(answer_id, None)
+        else:
+            self._stoppers[answer_id] = stop
+
+    def stop_now(self, answer_id: str) -> StopResult:
+        stop = self._stoppers.pop(answer_id, None)
+        if stop is not None:
+            stop()
+            return "stopped"
+        return "ended" if self.has(answer_id) else "unknown"
+
+    async def stop(self, answer_id: str) -> StopResult:
+        return self.stop_now(answer_id)
+
+    def watchers(self, answer_id: str) -> int:
+        return self._watchers.get(answer_id, 0)
+
+    async def watched(self, answer_id: str) -> bool:
+        return self.watchers(answer_id) > 0
+
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def check_store(spec: str, unwatched: float = 120.0) -> None:
+    """A ``ValueError`` naming the fix when ``--store`` or ``--unwatched-timeout`` is wrong."""
+    if spec not in ("", "memory") and not spec.startswith(REDIS_SCHEMES):
+        raise ValueError(
+            f"--store {spec!r}: expected 'memory' or a URL like redis://127.0.0.1:6379/0"
+        )
+    if not unwatched > 0:
+        raise ValueError("--unwatched-timeout must be a positive number of seconds")
+
+
+def open_store(spec: str, ttl: float = 600.0, max_bytes: int = 64 << 20) -> AnswerStore:
+    """The store named by ``--store``: ``memory`` (the default) or ``redis://host:port/db``."""
+    check_store(spec)
+    if spec.startswith(REDIS_SCHEMES):
+        from .redis_store import RedisStore
+
+        return RedisStore(spec, ttl, max_bytes)
+    return MemoryStore(ttl, max_bytes)

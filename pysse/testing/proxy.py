@@ -1,0 +1,137 @@
+"""A TCP proxy on loopback that a test can cut, like pulling a network cable between a client
+(your page, your SDK) and a server (your relay): ``cut()`` resets every open connection at
+once, so the client's read fails mid-body; new connections go through again. What a test of
+reconnecting or resuming needs, with the real client and the real server on either side.
+
+    with CutProxy(relay_port) as proxy:        # point the client at proxy.url
+        ...                                    # mid-answer:
+        proxy.cut()                            # the client sees a broken stream
+        proxy.unplug(); ...; proxy.plug()      # and no connection at all for a while
+
+Standard library only; its own event loop in a thread, like ``ScriptServer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+import threading
+from typing import Self
+
+from ..errors import KitError
+
+__all__ = ["CutProxy"]
+
+
+class CutProxy:
+    """Forwards ``host:port`` (``url``) to ``host:target_port``; ``cut()`` pulls the cable."""
+
+    def __init__(self, target_port: int, host: str = "127.0.0.1") -> None:
+        self.target = (host, target_port)
+        self.host = host
+        self.port = 0
+        self.cuts = 0
+        self.refusing = False  # the cable stays out: new connections are reset at once
+        self.refused = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``: the server's URL, through the proxy."""
+        return f"http://{self.host}:{self.port}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise KitError("the cut proxy did not start within 10 s")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+    def cut(self) -> int:
+        """Reset every connection open now (both sides: the server sees its client go too);
+        returns how many sockets were reset."""
+        if self._loop is None:
+            raise KitError("the proxy is not running: use it as `with CutProxy(port) as proxy:`")
+        done = threading.Event()
+        count = [0]
+
+        def reset() -> None:
+            for w in list(self._writers):
+                sock = w.get_extra_info("socket")
+                if sock is not None:  # RST, not FIN: a cable pulled, not a server finishing
+                    with contextlib.suppress(OSError):
+                        sock.setsockopt(
+                            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                        )
+                w.transport.abort()
+                count[0] += 1
+            self._writers.clear()
+            done.set()
+
+        self._loop.call_soon_threadsafe(reset)
+        done.wait(5)
+        self.cuts += 1
+        return count[0]
+
+    def unplug(self) -> int:
+        """``cut()``, and every new connection is reset too until ``plug()``."""
+        self.refusing = True
+        return self.cut()
+
+    def plug(self) -> None:
+        """New connections go through again."""
+        self.refusing = False
+
+    def _run(self) -> None:
+        with contextlib.suppress(Exception):
+            asyncio.run(self._main())
+        self._ready.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._serve, self.host, 0)
+        self.port = int(server.sockets[0].getsockname()[1])
+        self._ready.set()
+        async with server:
+            await self._stop.wait()
+            for w in list(self._writers):
+                w.transport.abort()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.refusing:
+            self.refused += 1
+            writer.transport.abort()
+            return
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._writers.update((writer, up_writer))
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError, asyncio.CancelledError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            with contextlib.suppress(OSError, RuntimeError):
+                dst.close()
+
+        try:
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        except asyncio.CancelledError:  # the proxy is stopping
+            pass
+        finally:
+            self._writers.discard(writer)
+            self._writers.discard(up_writer)

@@ -1,0 +1,146 @@
+"""Two relay processes sharing one real Redis (Debian's redis-server, started here on a free
+loopback port): an answer started through relay A is resumed through relay B byte for byte,
+stopped through B (A's upstream request is cancelled), and, when A itself dies, B replays what
+was recorded and ends with a note instead of waiting for ever. Nothing is mocked."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from pysse import ChatStream
+from pysse.testing import Script, ScriptServer
+from support import RedisServer, ServerProcess, free_port
+
+BODY = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+TEXT = "Résumé: 東京 🙂 — one answer, two relays, no second generation. " * 8
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    server = RedisServer()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def relay_process(up: ScriptServer, redis_url: str, *extra: str) -> ServerProcess:
+    port = free_port()
+    argv = [sys.executable, "-m", "pysse.server.relay", "--upstream", up.url + "/v1"]
+    argv += ["--store", redis_url, "--port", str(port), *extra]
+    return ServerProcess(argv, port)
+
+
+@pytest.fixture
+def two_relays(
+    sse_server: ScriptServer, redis_server: RedisServer
+) -> Iterator[tuple[ScriptServer, ServerProcess, ServerProcess]]:
+    a = relay_process(sse_server, redis_server.url)
+    try:
+        b = relay_process(sse_server, redis_server.url)
+    except BaseException:
+        a.stop()
+        raise
+    try:
+        yield sse_server, a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
+def start_and_drop(c: httpx.Client, url: str, n: int) -> tuple[str, bytes]:
+    """POST, keep the first ``n`` bytes received, drop the connection."""
+    got = b""
+    with c.stream("POST", url, json=BODY) as resp:
+        assert resp.status_code == 200, resp.read()
+        answer_id = resp.headers["x-pysse-answer-id"]
+        for chunk in resp.iter_raw():
+            got += chunk
+            if len(got) >= n:
+                break
+    return answer_id, got[:n]
+
+
+def test_relay_b_resumes_an_answer_relay_a_started(two_relays: tuple) -> None:  # type: ignore[type-arg]
+    up, a, b = two_relays
+    script = Script.answer(TEXT).chunked("random", sizes=(1, 50), seed=3).paced(0.005)
+    whole = script.sent
+    up.play(script)
+    with httpx.Client(timeout=30) as c:
+        for k in (1, 137, 600, len(whole) // 2 + 1, len(whole) - 3):
+            answer_id, prefix = start_and_drop(c, a.url + "/relay", k)
+            resp = c.get(b.url + "/relay", params={"answer": answer_id, "from": k})
+            assert resp.status_code == 200, resp.text
+            assert resp.headers["x-pysse-answer-id"] == answer_id
+            assert prefix + resp.content == whole, f"cut at {k}"
+    cs = ChatStream()
+    cs.feed(whole)
+    assert cs.outcome == "completed" and cs.text == TEXT
+    assert len(up.requests) == 5  # one generation per answer, never a second
+
+
+def test_stop_through_relay_b_cancels_relay_a_upstream(two_relays: tuple) -> None:  # type: ignore[type-arg]
+    up, a, b = two_relays
+    up.play(Script.answer(TEXT).paced(0.05).stall(after_event=5))  # generating for ever
+    with httpx.Client(timeout=30) as c:
+        answer_id, _ = start_and_drop(c, a.url + "/relay", 10)
+        with c.stream("GET", b.url + "/relay", params={"answer": answer_id, "from": 10}) as resp:
+            assert resp.status_code == 200
+            it = resp.iter_raw()
+            next(it)
+            assert not up.last_request.wait_disconnected(0.5)  # still generating
+            t0 = time.perf_counter()
+            stop = c.delete(b.url + "/relay", params={"answer": answer_id})
+            assert stop.json()["result"] == "stopped"
+            assert up.last_request.wait_disconnected(5), "A's upstream kept generating"
+            stopped_in = time.perf_counter() - t0
+            rest = b"".join(it)  # B's reader sees the end A wrote
+        assert rest.endswith(b"stream ended, stopped by the user\n\n")
+        assert stopped_in < 3
+        again = c.delete(a.url + "/relay", params={"answer": answer_id})
+        assert again.json()["result"] == "ended"
+
+
+def test_when_relay_a_dies_b_replays_what_was_kept_and_says_why(two_relays: tuple) -> None:  # type: ignore[type-arg]
+    up, a, b = two_relays
+    up.play(Script.answer(TEXT).paced(0.05).stall(after_event=8))
+    with httpx.Client(timeout=30) as c:
+        answer_id, prefix = start_and_drop(c, a.url + "/relay", 40)
+        time.sleep(0.5)
+        a.proc.kill()  # the process holding the upstream connection is gone
+        a.proc.wait(5)
+        resp = c.get(b.url + "/relay", params={"answer": answer_id, "from": 40}, timeout=30)
+        assert resp.status_code == 200
+        data = prefix + resp.content
+        assert data.endswith(b"the relay process that was streaming it stopped\n\n")
+        cs = ChatStream()
+        cs.feed(data)
+        cs.close()
+        assert cs.outcome == "truncated" and TEXT.startswith(cs.text) and cs.text
+    assert up.last_request.wait_disconnected(5)
+
+
+def test_an_answer_expires_from_redis(sse_server: ScriptServer, redis_server: RedisServer) -> None:
+    sse_server.play(Script.answer("short and sweet"))
+    a = relay_process(sse_server, redis_server.url, "--answer-ttl", "1")
+    b = relay_process(sse_server, redis_server.url, "--answer-ttl", "1")
+    try:
+        with httpx.Client(timeout=30) as c:
+            resp = c.post(a.url + "/relay", json=BODY)
+            answer_id = resp.headers["x-pysse-answer-id"]
+            kept = c.get(b.url + "/relay", params={"answer": answer_id, "from": 5})
+            assert kept.content == resp.content[5:]
+            too_far = c.get(b.url + "/relay", params={"answer": answer_id, "from": 10**6})
+            assert too_far.status_code == 416
+            time.sleep(2.5)
+            gone = c.get(b.url + "/relay", params={"answer": answer_id, "from": 5})
+            assert gone.status_code == 410
+            assert "expired on the relay" in gone.json()["error"]["message"]
+    finally:
+        a.stop()
+        b.stop()

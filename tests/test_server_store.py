@@ -1,0 +1,94 @@
+"""The in-memory answer store: readers from any offset see recorded then live bytes and the
+end; a reader leaving changes nothing for the producer; Stop reaches the producer; eviction
+ends readers and stops producers; bad offsets and unknown answers are clear errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pysse.server.store import AnswerGone, MemoryStore, OffsetError, check_store, open_store
+
+
+async def collect(store: MemoryStore, answer_id: str, offset: int) -> bytes:
+    opened = await store.open(answer_id, offset)
+    return b"".join([c async for c in opened.chunks])
+
+
+def test_readers_get_recorded_then_live_bytes_then_the_end() -> None:
+    async def main() -> None:
+        store = MemoryStore()
+        await store.create("a" * 10, "text/event-stream")
+        await store.append("a" * 10, b"hello ")
+        early = asyncio.create_task(collect(store, "a" * 10, 2))
+        late = asyncio.create_task(collect(store, "a" * 10, 6))
+        await asyncio.sleep(0.01)
+        assert store.watchers("a" * 10) == 2 and await store.watched("a" * 10)
+        await store.append("a" * 10, b"world")
+        await store.end("a" * 10)
+        assert await early == b"llo world" and await late == b"world"
+        assert store.watchers("a" * 10) == 0
+        assert await collect(store, "a" * 10, 11) == b""
+
+    asyncio.run(main())
+
+
+def test_a_reader_leaving_is_not_stop_and_stop_reaches_the_producer() -> None:
+    async def main() -> None:
+        store = MemoryStore()
+        await store.create("b" * 10, "text/event-stream")
+        stopped: list[str] = []
+        store.on_stop("b" * 10, lambda: stopped.append("yes"))
+        reader = asyncio.create_task(collect(store, "b" * 10, 0))
+        await asyncio.sleep(0.01)
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        assert stopped == [] and store.watchers("b" * 10) == 0
+        assert await store.stop("b" * 10) == "stopped" and stopped == ["yes"]
+        await store.end("b" * 10)
+        assert await store.stop("b" * 10) == "ended"
+        assert await store.stop("c" * 10) == "unknown"
+
+    asyncio.run(main())
+
+
+def test_eviction_ends_readers_and_stops_the_producer() -> None:
+    async def main() -> None:
+        store = MemoryStore(max_bytes=10)
+        await store.create("old", "text/event-stream")
+        await store.create("new", "text/event-stream")
+        stopped: list[str] = []
+        store.on_stop("old", lambda: stopped.append("old"))
+        await store.append("old", b"12345")
+        reader = asyncio.create_task(collect(store, "old", 0))
+        await asyncio.sleep(0.01)
+        assert await store.append("new", b"1234567")  # over the cap: "old" goes
+        with pytest.raises(AnswerGone, match="answer store was full"):
+            await reader
+        assert stopped == ["old"]
+        assert not await store.append("old", b"more")
+        with pytest.raises(AnswerGone, match="expired on the relay"):
+            await store.open("old", 0)
+
+    asyncio.run(main())
+
+
+def test_offsets_past_the_recorded_bytes_are_refused() -> None:
+    async def main() -> None:
+        store = MemoryStore()
+        await store.create("d" * 10, "text/event-stream")
+        await store.append("d" * 10, b"abc")
+        with pytest.raises(OffsetError, match="has 3 bytes so far"):
+            await store.open("d" * 10, 4)
+
+    asyncio.run(main())
+
+
+def test_store_specs() -> None:
+    assert isinstance(open_store("memory"), MemoryStore)
+    assert open_store("redis://127.0.0.1:1/0").kind == "redis"  # connects on first use only
+    with pytest.raises(ValueError, match="expected 'memory' or a URL like redis://"):
+        check_store("postgres://x")
+    with pytest.raises(ValueError, match="positive"):
+        check_store("memory", 0)

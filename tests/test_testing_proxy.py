@@ -1,0 +1,44 @@
+"""The kit's CutProxy: bytes pass through unchanged both ways; ``cut()`` breaks the client's
+stream mid-body (no clean end) and the server sees its client leave; new connections go
+through after a cut."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from pysse.errors import KitError
+from pysse.testing import CutProxy, Script, ScriptServer
+
+
+def test_bytes_pass_and_a_cut_breaks_the_stream(sse_server: ScriptServer) -> None:
+    script = Script.answer("through the proxy " * 30).paced(0.02)
+    sse_server.play(script)
+    with CutProxy(sse_server.port) as proxy, httpx.Client(timeout=10) as c:
+        whole = c.post(proxy.url + "/v1/chat/completions", json={"hi": 1})
+        assert whole.content == script.sent
+        assert sse_server.requests[0].json() == {"hi": 1}
+        got = b""
+        with (
+            pytest.raises(httpx.HTTPError),
+            c.stream("POST", proxy.url + "/x", json={}) as resp,
+        ):
+            for chunk in resp.iter_raw():
+                got += chunk
+                if len(got) > 100:
+                    assert proxy.cut() >= 2  # the client's socket and the server's
+        assert 100 < len(got) < len(script.sent)
+        assert sse_server.last_request.wait_disconnected(5)  # the server saw it go
+        again = c.post(proxy.url + "/v1/chat/completions", json={})
+        assert again.content == script.sent  # the cable is back
+        proxy.unplug()
+        with pytest.raises(httpx.TransportError):
+            c.post(proxy.url + "/v1/chat/completions", json={})
+        assert proxy.refused == 1
+        proxy.plug()
+        assert c.post(proxy.url + "/v1/chat/completions", json={}).content == script.sent
+
+
+def test_cut_needs_a_running_proxy() -> None:
+    with pytest.raises(KitError, match="not running"):
+        CutProxy(1).cut()
