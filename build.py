@@ -44,7 +44,13 @@ PYODIDE_FILES = (
     "pyodide-lock.json",
 )
 # Loaded by URL in this order: loadPackage() does no dependency resolution for URLs.
-BROWSER_WHEELS = ("mdurl==0.1.2", "markdown-it-py==4.3.0", "pygments==2.21.0")
+BROWSER_WHEELS = (
+    "mdurl==0.1.2",
+    "markdown-it-py==4.3.0",
+    "mdit-py-plugins==0.7.0",
+    "latex2mathml==3.81.1",
+    "pygments==2.21.0",
+)
 EXTRAS = {
     "serve": "serve,markdown",
     "site": "markdown",
