@@ -53,6 +53,8 @@ class Message:
     usage: tuple[int | None, int | None] | None = None
     created: float = field(default_factory=time.time)
     pieces: int = 1  # > 1 once continued: the text is the join of several answers
+    speed: dict[str, Any] | None = None  # time to first token, tokens/s (page.speed)
+    answer_id: str = ""  # the relay's id for the answer (X-Pysse-Answer-Id), for a reattach
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -66,6 +68,9 @@ class Message:
             out.update(state=self.state, detail=self.detail, format=self.format)
             out["usage"] = list(self.usage) if self.usage else None
             out["pieces"] = self.pieces
+            out["speed"] = self.speed
+            if self.answer_id:
+                out["answer_id"] = self.answer_id
         return out
 
 
@@ -75,6 +80,7 @@ class Conversation:
     def __init__(self, id: str, title: str = "") -> None:
         self.id = id
         self.title = title
+        self.renamed = False  # a title the user chose (else it follows the first message)
         self.created = self.updated = time.time()
         self.messages: dict[str, Message] = {}
         self.children: dict[str | None, list[str]] = {None: []}
@@ -127,7 +133,7 @@ class Conversation:
         self.selected[parent] = msg.id
         self.updated = time.time()
         if not self.title and role == "user":
-            self.title = text.strip().splitlines()[0][:60] if text.strip() else ""
+            self.title = _first_line(text)
         return msg
 
     def add_user(self, text: str) -> Message:
@@ -177,12 +183,26 @@ class Conversation:
         detail: str = "",
         format: str | None = None,
         usage: tuple[int | None, int | None] | None = None,
+        speed: dict[str, Any] | None = None,
+        relay_id: str = "",
     ) -> None:
-        """Record how an answer ended. A continued answer passes its whole joined text."""
+        """Record how an answer ended (or, with state ``streaming``, how far it got). A
+        continued answer passes its whole joined text."""
         msg = self.messages[answer_id]
         msg.text, msg.state, msg.detail = text, state, detail
         msg.format = format or msg.format
         msg.usage = usage or msg.usage
+        msg.speed = speed or msg.speed
+        msg.answer_id = relay_id or msg.answer_id
+        self.updated = time.time()
+
+    def rename(self, title: str) -> None:
+        """A title chosen by the user (one line, at most 80 characters); empty goes back to
+        the first message's."""
+        title = " ".join(title.split())[:80]
+        self.renamed = bool(title)
+        first = next((m for m in self.path() if m.role == "user"), None)
+        self.title = title or (_first_line(first.text) if first else "")
         self.updated = time.time()
 
     def continue_from(self, answer_id: str) -> tuple[list[tuple[str, str]], str]:
@@ -203,6 +223,7 @@ class Conversation:
             "version": VERSION,
             "id": self.id,
             "title": self.title,
+            "renamed": self.renamed,
             "created": self.created,
             "updated": self.updated,
             "messages": [m.to_json() for m in self.messages.values()],
@@ -243,8 +264,10 @@ class Conversation:
                 detail=_text(m.get("detail"), "detail"),
                 format=m.get("format") if isinstance(m.get("format"), str) else None,
                 usage=_usage(usage),
-                created=float(m["created"]) if isinstance(m.get("created"), int | float) else 0.0,
+                created=_num(m.get("created")),
                 pieces=m["pieces"] if isinstance(m.get("pieces"), int) else 1,
+                speed=m["speed"] if isinstance(m.get("speed"), dict) else None,
+                answer_id=_text(m.get("answer_id"), "answer_id"),
             )
             if msg.state == "streaming":  # it was cut off when the page closed
                 msg.state, msg.detail = "truncated", msg.detail or "the page closed mid-answer"
@@ -261,8 +284,9 @@ class Conversation:
             if kids and parent_id not in conv.selected:
                 conv.selected[parent_id] = kids[-1]
         conv._ids = itertools.count(top + 1)
-        conv.created = float(obj.get("created") or time.time())
-        conv.updated = float(obj.get("updated") or conv.created)
+        conv.renamed = obj.get("renamed") is True
+        conv.created = _num(obj.get("created")) or time.time()
+        conv.updated = _num(obj.get("updated")) or conv.created
         return conv
 
     def to_markdown(self) -> str:
@@ -273,6 +297,15 @@ class Conversation:
             note = "" if m.role == "user" or m.state == "completed" else f" ({m.state})"
             out += [f"## {who}{note}", "", m.text, ""]
         return "\n".join(out)
+
+
+def _num(value: Any) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value == value
+    return float(value) if ok and abs(value) < 1e12 else 0.0
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:60] if text.strip() else ""
 
 
 def _text(value: Any, name: str) -> str:

@@ -53,6 +53,7 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
         _, body = got
         try:
             prompt = demo.last_user_text(body)
+            cont = demo.continuation(body)
         except ValueError as exc:
             return json_error(400, "invalid_request", str(exc))
         try:
@@ -66,9 +67,11 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0) -> Any:
             pace = default_pace
         # The testing kit's player: one write per HTTP chunk, paced, stopped by a disconnect,
         # and ended at once when the server shuts down (Ctrl+C must not wait for a stream).
-        return ScriptResponse(
-            demo.plan(fmt, prompt, seed=seed, pace=min(pace, 100.0)), stop=STOPPING.future
-        )
+        partial = None
+        if cont is not None:  # Continue: the rest of the answer to the original prompt
+            prompt, partial = cont
+        script = demo.plan(fmt, prompt, seed=seed, pace=min(pace, 100.0), partial=partial)
+        return ScriptResponse(script, stop=STOPPING.future)
 
     return endpoint
 
