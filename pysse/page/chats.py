@@ -24,6 +24,7 @@ __all__ = [
     "new_chat_id",
     "parse_import",
     "sort_chats",
+    "storage_problem",
 ]
 
 IMPORT_MAX = 24 << 20  # bytes of an imported file (base64 recordings included)
@@ -107,3 +108,21 @@ def parse_import(text: str, taken: set[str]) -> tuple[Conversation, dict[str, Re
     if conv.id in taken or not conv.id:
         conv.id = new_chat_id()
     return conv, recs
+
+
+def storage_problem(name: str, message: str) -> str:
+    """Why chats are not being saved, in words, from the browser's error (its DOMException
+    name and message), and what still works."""
+    why = {
+        "QuotaExceededError": "the browser's storage for this site is full: delete old chats, "
+        "or set Settings → Keep stream recordings to no",
+        "SecurityError": "this browser does not let the page store data here (private "
+        "browsing, or storage blocked for this site)",
+        "InvalidStateError": "the browser's storage is not available (private browsing, or "
+        "another tab holds an older version of the store)",
+        "UnknownError": "the browser's storage failed (the disk may be full)",
+    }.get(name, f"the browser's storage failed ({name}: {message})")
+    return (
+        f"Chats are not being saved: {why}. This page keeps working; what you write now lasts "
+        "until it is closed."
+    )

@@ -203,7 +203,7 @@ class Conversation:
         self.renamed = bool(title)
         first = next((m for m in self.path() if m.role == "user"), None)
         self.title = title or (_first_line(first.text) if first else "")
-        self.updated = time.time()
+        # not "updated": a new name does not move the chat up the list
 
     def continue_from(self, answer_id: str) -> tuple[list[tuple[str, str]], str]:
         """What to send to continue a truncated or stopped answer: the history up to and
