@@ -300,7 +300,10 @@ class App:
         self.prompt.focus()
 
     def new_chat(self) -> None:
-        spawn(self.switch_to(None))
+        """A new, empty chat, at once (the one left keeps any answer streaming in it)."""
+        self.inspector.close()
+        self.show_chat(self.chats.new_conversation())
+        self.prompt.focus()
 
     def _update_stop(self) -> None:
         streaming = self.current is not None
