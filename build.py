@@ -43,6 +43,7 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
+AXE_VERSION = "4.14.1"  # axe-core, for the accessibility tests only: never part of the site
 # Loaded by URL in this order: loadPackage() does no dependency resolution for URLs.
 BROWSER_WHEELS = (
     "mdurl==0.1.2",
@@ -184,6 +185,34 @@ def fetch_pyodide() -> Path:
                 tar.extract(member, tmp, filter="data")
     shutil.rmtree(dest, ignore_errors=True)
     tmp.rename(dest)
+    return dest
+
+
+def fetch_axe() -> Path:
+    """axe-core's ``axe.min.js`` from npm, unpacked once into .cache/axe-core-VERSION/. The
+    tests inject it into pages (it never ships in the site)."""
+    dest = CACHE / f"axe-core-{AXE_VERSION}" / "axe.min.js"
+    if dest.exists():
+        return dest
+    find_node()
+    tmp = CACHE / f"axe-core-{AXE_VERSION}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"npm pack axe-core@{AXE_VERSION}")
+    npm = shutil.which("npm") or "npm"
+    out = subprocess.run(
+        [npm, "pack", f"axe-core@{AXE_VERSION}", "--silent", "--pack-destination", str(tmp)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    with tarfile.open(tmp / out.splitlines()[-1]) as tar:
+        member = tar.getmember("package/axe.min.js")
+        member.name = "axe.min.js"
+        tar.extract(member, tmp, filter="data")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    (tmp / "axe.min.js").replace(dest)
+    shutil.rmtree(tmp, ignore_errors=True)
     return dest
 
 
@@ -401,6 +430,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         PYSSE_CHROMIUM=chromium,
         PYSSE_SITE=str(site),
         PYSSE_PYODIDE=str(fetch_pyodide()),
+        PYSSE_AXE=str(fetch_axe()),
     )
     steps = [
         [sys.executable, "-m", "ruff", "check", "pysse", "tests", "bench", "build.py"],

@@ -31,11 +31,14 @@ def sent(body: Any) -> list[tuple[str, str]]:
 
 
 def shown(page: Any) -> list[str]:
-    return [str(t) for t in page.eval_on_selector_all(
-        "[data-role=log] article[data-id]",
-        "els => els.map(e => e.dataset.role === 'user' ? e.querySelector('.content').textContent"
-        " : e.dataset.text)",
-    )]
+    return [
+        str(t)
+        for t in page.eval_on_selector_all(
+            "[data-role=log] article[data-id]",
+            "els => els.map(e => e.dataset.role === 'user' ? e.querySelector('.content').textContent"
+            " : e.dataset.text)",
+        )
+    ]
 
 
 def wait_count(page: Any, n: int) -> None:
@@ -91,7 +94,10 @@ def test_edit_a_sent_message_starts_a_branch(make_page: Any) -> None:
     wait_count(page, 4)
     p.wait_done()
     assert sent(bodies[-1]) == [
-        ("user", "/demo echo one"), ("assistant", "one"), ("user", "/demo echo TWO")]
+        ("user", "/demo echo one"),
+        ("assistant", "one"),
+        ("user", "/demo echo TWO"),
+    ]
     assert shown(page) == ["/demo echo one", "one", "/demo echo TWO", "TWO"]
     page.click("[data-role=user] >> nth=1 >> [data-role=version-prev]")
     wait_count(page, 6)
@@ -125,10 +131,17 @@ def test_continue_joins_a_cut_answer_seamlessly(make_page: Any, fmt: str) -> Non
         assert sent(body) == [("user", "/demo drop"), ("assistant", partial.rstrip())]
     elif fmt == "gemini":
         texts = [(c["role"], c["parts"][0]["text"]) for c in body["contents"]]
-        assert texts == [("user", "/demo drop"), ("model", partial.rstrip()), ("user", CONTINUE_INSTRUCTION)]
+        assert texts == [
+            ("user", "/demo drop"),
+            ("model", partial.rstrip()),
+            ("user", CONTINUE_INSTRUCTION),
+        ]
     else:
         assert sent(body) == [
-            ("user", "/demo drop"), ("assistant", partial.rstrip()), ("user", CONTINUE_INSTRUCTION)]
+            ("user", "/demo drop"),
+            ("assistant", partial.rstrip()),
+            ("user", CONTINUE_INSTRUCTION),
+        ]
     p.reload()
     assert shown(page) == ["/demo drop", RICH_ANSWER]
 
@@ -163,7 +176,9 @@ def test_copy_an_answer_and_a_code_block_then_the_label_comes_back(make_page: An
     msg = p.wait_done()
     copy = msg.query_selector("[data-role=copy-answer]")
     copy.click()
-    page.wait_for_function("() => document.querySelector('[data-role=copy-answer]').textContent === 'Copied'")
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=copy-answer]').textContent === 'Copied'"
+    )
     assert page.evaluate("navigator.clipboard.readText()") == RICH_ANSWER
     page.wait_for_function(
         "() => document.querySelector('[data-role=copy-answer]').textContent === 'Copy'",
@@ -172,8 +187,12 @@ def test_copy_an_answer_and_a_code_block_then_the_label_comes_back(make_page: An
     code = msg.query_selector(".codeblock .copy")
     assert msg.query_selector(".codeblock .code-lang").inner_text() == "python"
     code.click()
-    page.wait_for_function("() => document.querySelector('.codeblock .copy').textContent === 'Copied'")
-    assert page.evaluate("navigator.clipboard.readText()").startswith("from pysse import ChatStream")
+    page.wait_for_function(
+        "() => document.querySelector('.codeblock .copy').textContent === 'Copied'"
+    )
+    assert page.evaluate("navigator.clipboard.readText()").startswith(
+        "from pysse import ChatStream"
+    )
     page.wait_for_function(
         "() => document.querySelector('.codeblock .copy').textContent === 'Copy'", timeout=10_000
     )

@@ -185,7 +185,7 @@ def test_code_blocks_have_a_language_label_and_a_copy_button_above_the_code() ->
     head = re.search(r'<div class="code-head">(.*?)</div>', html)
     assert head and '<span class="code-lang">python</span>' in head.group(1)
     assert 'class="copy"' in head.group(1)
-    assert html.index("code-head") < html.index("<pre>")
+    assert html.index("code-head") < html.index('<pre tabindex="0">')
     assert '<span class="code-lang"></span>' in render("```\nplain\n```")
     hostile = render('```"><img src=x onerror=alert(1)>\nx\n```')
     assert "<img" not in hostile

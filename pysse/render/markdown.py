@@ -77,7 +77,8 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
         tok = tokens[idx]
         open_fence = env.get("open_fence_line") == (tok.map[0] if tok.map else None)
         use = plain_options if open_fence or hl is None else hl_options
-        inner = default_fence(tokens, idx, use, env)
+        # Focusable: a reader on a keyboard can scroll code that is wider than the page.
+        inner = default_fence(tokens, idx, use, env).replace("<pre>", '<pre tabindex="0">', 1)
         cls = "codeblock incomplete" if open_fence else "codeblock"
         lang = _html.escape(tok.info.strip().split(maxsplit=1)[0][:40]) if tok.info.strip() else ""
         return (

@@ -269,7 +269,8 @@ def math_plugin(md: MarkdownIt) -> None:
         return rule
 
     def block_rule(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
-        return f'<div class="math block">{tex_to_html(tokens[idx].content, True)}</div>\n'
+        html_ = tex_to_html(tokens[idx].content, True)  # focusable: it may scroll sideways
+        return f'<div class="math block" tabindex="0">{html_}</div>\n'
 
     def unclosed(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         text = html.escape(tokens[idx].content, quote=False)
