@@ -144,7 +144,8 @@ class Turn:
         elif self.advertised and self.body_format and self.advertised != self.body_format:
             message += (
                 f" — the request was written as {diagnose.label(self.body_format)} but this "
-                f"relay speaks {diagnose.label(self.advertised)}: Regenerate sends it in that format"
+                f"relay speaks {diagnose.label(self.advertised)}: Regenerate sends it in that "
+                "format"
             )
         self._apply(self.cs.fail("http", message, status))
 
