@@ -1,7 +1,8 @@
 """Frames -> DOM: the chat page in the browser, and the only package that imports ``js`` or
 ``pyodide``. ``web/app.js`` boots Pyodide and calls :func:`start`.
 
-    app.py              the controller: the open chat, sending, Stop, frames, timers
+    app.py              the controller: the open chat, events, frames, timers
+    answers.py          what is sent and what comes back: start, finish, queue, replays
     turn.py             one answer: stream, markdown, DOM, state, speed
     log_view.py         the messages on screen, their footers, the welcome screen
     actions.py          message actions: copy, regenerate, continue, edit, versions

@@ -58,9 +58,9 @@ class Actions:
             app.view.show(conv)
             self._refocus(conv, mid, role)
         elif role == "regenerate":
-            app.regenerate(mid)
+            app.answers.regenerate(mid)
         elif role == "continue":
-            app.continue_answer(mid)
+            app.answers.continue_answer(mid)
         elif role == "edit":
             self.start_edit(art, msg.text)
         elif role == "edit-cancel":
@@ -128,7 +128,7 @@ class Actions:
         if not text or mid not in self.app.conv.messages:
             self.cancel_edit()
             return
-        self.app.edit_and_send(mid, text)
+        self.app.answers.edit_and_send(mid, text)
 
     def on_key(self, e: Any) -> None:
         if e.target.getAttribute("data-role") != "edit-text":

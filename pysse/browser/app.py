@@ -12,25 +12,20 @@ messages on screen), ``actions`` (message actions), ``inspector_panel``.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Generator
 from typing import Any
 
 import js
 from pyodide.ffi import create_once_callable, create_proxy
 
-from ..inspector import cut
 from ..page.conversation import Conversation, Message
 from ..page.diagnose import setup_notice
-from ..page.message_view import announcement
-from ..page.recording import RECORDING_MAX, Recording
-from ..page.request import body_format, build_body, check_relay_url, parse_header_lines
-from ..providers import get_provider
+from ..page.request import check_relay_url
 from .actions import Actions
+from .answers import Answers
 from .chats import ChatList
-from .dom import PAUSES, Listeners, attr, js_obj, q, run_sliced, spawn
-from .inspector_panel import WHOLE_MAX, InspectorPanel, Restored
+from .dom import PAUSES, Listeners, attr, q, spawn
+from .inspector_panel import InspectorPanel
 from .log_view import LogView
 from .scroll import ScrollBinding
 from .settings_form import SettingsForm
@@ -52,15 +47,8 @@ class App:
         self.prompt = q("[data-role=prompt]")
         self.send_btn = q("[data-role=send]")
         self.stop_btn = q("[data-role=stop]")
-        self.turns: list[Turn] = []  # every answer streamed by this page, replays included
-        # (chat id, message id) -> the Turn that streamed it in this page
-        self.live: dict[tuple[str, str], Turn] = {}
-        self.streaming: dict[str, Turn] = {}  # chat id -> its answer still streaming
-        self.active: list[Turn] = []  # every streaming answer, replays included
-        self.queue: list[tuple[str, Any]] = []  # (text, its bubble): sent when the answer ends
         self.pending: list[str] = []  # sent before the chats were loaded
         self.ready = False
-        self.recordings: dict[str, dict[str, Recording]] = {}  # chat id -> message id -> rec
         self.listeners = Listeners()
         self.scroll = ScrollBinding(self.log, q("[data-role=jump]"))
         self._mds: dict[frozenset[str], Any] = {}
@@ -69,6 +57,7 @@ class App:
         self.view = LogView(self)
         self.chats = ChatList(self)
         self.actions = Actions(self)
+        self.answers = Answers(self)
         self.conv: Conversation = self.chats.new_conversation()
         self._frame_proxy = create_proxy(self._on_frame)
         self._frame_id: Any = None
@@ -88,10 +77,13 @@ class App:
     @property
     def current(self) -> Turn | None:
         """The open chat's streaming answer."""
-        return self.streaming.get(self.conv.id)
+        return self.answers.current
 
     def busy(self, chat_id: str) -> bool:
-        return chat_id in self.streaming
+        return chat_id in self.answers.streaming
+
+    def turn_finished(self, turn: Turn) -> None:
+        self.answers.turn_finished(turn)
 
     async def boot(self, early: list[str]) -> None:
         """Load the chats (the open one is shown again after a reload), then take messages."""
@@ -108,7 +100,7 @@ class App:
             self.inspector.open()
         else:
             self.prompt.focus()
-        if not self.active:
+        if not self.answers.active:
             js.setTimeout(create_once_callable(self.warm_up), 30)
 
     # -- small pieces the helpers share ----------------------------------------------------------
@@ -214,7 +206,7 @@ class App:
 
     def _on_visibility(self, e: Any) -> None:
         if self.doc.visibilityState == "visible":
-            for turn in list(self.active):
+            for turn in list(self.answers.active):
                 turn.sched.on_visible()
 
     # -- frames and the timer --------------------------------------------------------------------
@@ -229,65 +221,41 @@ class App:
     def _on_frame(self, ts: float) -> None:
         self.frames += 1
         self._frame_id = None
-        for turn in list(self.active):
+        for turn in list(self.answers.active):
             turn.sched.on_frame()
 
     def after_render(self) -> None:
         self.scroll.after_render()
 
-    def _start_ticker(self) -> None:
+    def start_ticker(self) -> None:
         if self._tick_id is None:
             self._tick_id = js.setInterval(self._tick_proxy, TICK_MS)
 
     def _on_tick(self, *_: Any) -> None:
         self._ticks += 1
-        for turn in self.streaming.values():
+        for turn in list(self.answers.streaming.values()):
             self.view.tick(turn)
             if self._ticks % SAVE_EVERY == 0:
-                self._save_in_flight(turn)
-        if not self.streaming:
+                self.answers.save_in_flight(turn)
+        if not self.answers.streaming:
             js.clearInterval(self._tick_id)
             self._tick_id = None
-
-    def _save_in_flight(self, turn: Turn) -> None:
-        """What arrived so far, the relay's answer id and the bytes, for a reattach after a
-        reload (the lead engineer's resume work builds on this)."""
-        conv = self.chats.convs.get(turn.chat_id)
-        if conv is None or turn.message_id not in conv.messages:
-            return
-        relay_id = str(getattr(turn, "answer_id", "") or "")
-        conv.finish(turn.message_id, turn.text, "streaming", relay_id=relay_id)
-        self.chats.save(conv)
-        rec = turn.recording()
-        if rec.size <= RECORDING_MAX:
-            spawn(self.chats.store.save_recording(conv.id, turn.message_id, rec))
 
     # -- the open chat -------------------------------------------------------------------------
 
     def show_chat(self, conv: Conversation) -> None:
         self.conv = conv
         self.chats.convs[conv.id] = conv
-        for _, bubble in self.queue:
+        for _, bubble in self.answers.queue:
             bubble.remove()
-        self.queue.clear()
+        self.answers.queue.clear()
         self.actions.editing = None
         self.view.show(conv)
         self.view.set_empty(not conv.messages)
         self.chats.set_current(conv)
-        self._update_stop()
-        if conv.id not in self.recordings:
-            spawn(self._load_recordings(conv.id))
-
-    async def _load_recordings(self, chat_id: str) -> None:
-        found = await self.chats.store.load_recordings(chat_id)
-        self.recordings[chat_id] = {**found, **self.recordings.get(chat_id, {})}
-
-    def recordings_of(self, conv: Conversation) -> dict[str, Recording]:
-        recs = dict(self.recordings.get(conv.id, {}))
-        for (chat_id, mid), turn in self.live.items():
-            if chat_id == conv.id and turn.state != "streaming":
-                recs[mid] = turn.recording()
-        return recs
+        self.update_stop()
+        if conv.id not in self.answers.recordings:
+            spawn(self.answers.load_recordings(conv.id))
 
     async def switch_to(self, chat_id: str | None) -> None:
         """Open another chat (None: a new, empty one). An answer streaming in the chat left
@@ -305,7 +273,7 @@ class App:
         self.show_chat(self.chats.new_conversation())
         self.prompt.focus()
 
-    def _update_stop(self) -> None:
+    def update_stop(self) -> None:
         streaming = self.current is not None
         self.stop_btn.disabled = not streaming
         self.doc.body.dataset.streaming = "1" if streaming else ""
@@ -338,228 +306,38 @@ class App:
         if self.current is not None:  # goes out when the current answer ends
             bubble = self.view.user(Message("", "user", text, None), queued=True)
             self.log.appendChild(bubble)
-            self.queue.append((text, bubble))
+            self.answers.queue.append((text, bubble))
             self.scroll.follow()
             return
         msg = self.conv.add_user(text)
         self.log.appendChild(self.view.user(msg))
-        self._answer(msg)
+        self.answers.answer(msg)
 
-    def _answer(self, user: Message) -> None:
-        answer = self.conv.start_answer(user.id)
-        el = self.start_turn(self.conv, answer, self.conv.history(user.id))
-        self.log.appendChild(el)
-        self.scroll.follow()
-
-    def start_turn(
-        self,
-        conv: Conversation,
-        answer: Message,
-        history: list[tuple[str, str]],
-        partial: str | None = None,
-    ) -> Any:
-        """Send ``history`` (and, to continue, the partial answer) and stream the answer into
-        a new element, returned for the caller to place."""
-        el = self.view.new_assistant()
-        el.dataset.id = answer.id
-        turn = Turn(self, history, el)
-        turn.chat_id, turn.message_id = conv.id, answer.id
-        self.turns.append(turn)
-        self.active.append(turn)
-        self.live[conv.id, answer.id] = turn
-        self.streaming[conv.id] = turn
-        s = self.settings
-        url = self.form.resolved_url() or ""
-        fmt = body_format(s["format"], self.site, self.form.learned.get(url, ""))
-        messages = history
-        if partial is not None:
-            turn.continue_from(partial)
-            messages = get_provider(fmt).continue_messages(history, partial)
-        body = build_body(fmt, messages, model=s["model"], system=s["system"])
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        headers.update(parse_header_lines(s["headers"]))
-        turn.url, turn.body_format, turn.sent_headers = url, fmt, headers
-        el.dataset.url = url
-        turn.handle = js.pysseBridge.start(
-            url,
-            js_obj(headers),
-            json.dumps(body),
-            create_proxy(turn),
-            int(s["first_byte_s"]) * 1000,
-            int(s["idle_s"]) * 1000,
-            int(s["content_s"]) * 1000,
-        )
-        self.chats.save(conv)
-        self._update_stop()
-        self._start_ticker()
-        if conv is self.conv:
-            self.view.refresh(conv)
-        self.after_render()
-        return el
-
-    def turn_finished(self, turn: Turn) -> None:
-        if turn in self.active:
-            self.active.remove(turn)
-        self.inspector.turn_finished(turn)
-        if turn.replay:
-            return
-        if self.streaming.get(turn.chat_id) is turn:
-            del self.streaming[turn.chat_id]
-        self.view.show_speed(turn.el, turn.speed.view(turn.now()))
-        self.announce(announcement(turn.state, turn.last_note))
-        conv = self.chats.convs.get(turn.chat_id)
-        if conv is None or turn.message_id not in conv.messages:
-            return
-        u = turn.cs.usage
-        conv.finish(
-            turn.message_id,
-            turn.text,
-            turn.state,
-            detail=turn.last_note,
-            format=turn.cs.detected_format,
-            usage=(u.input_tokens, u.output_tokens) if u else None,
-            speed=turn.speed.summary(turn.now()),
-            relay_id=str(getattr(turn, "answer_id", "") or ""),
-        )
-        self.chats.save(conv)
-        self._keep_recording(conv, turn)
-        if conv is not self.conv:
-            return
-        self._update_stop()
-        self.view.refresh(conv)
-        if self.queue:
-            text, bubble = self.queue.pop(0)
-            msg = conv.add_user(text)
-            bubble.dataset.id = msg.id
-            bubble.dataset.queued = ""
-            self._answer(msg)
-
-    def _keep_recording(self, conv: Conversation, turn: Turn) -> None:
-        store = self.chats.store
-        rec = turn.recording()
-        if self.settings["keep_recordings"] == "yes" and rec.size <= RECORDING_MAX:
-            self.recordings.setdefault(conv.id, {})[turn.message_id] = rec
-            spawn(store.save_recording(conv.id, turn.message_id, rec))
-        else:
-            spawn(store.delete_recording(conv.id, turn.message_id))
+    # -- the inspector -------------------------------------------------------------------------
 
     def stop(self) -> None:
         if self.current is not None:
             self.current.stop()
 
-    def _can_send(self) -> bool:
-        if self.current is not None:
-            return False
-        problem = self.setup_problem()
-        if problem:
-            self.show_notice(problem)
-        return problem is None
-
-    def regenerate(self, answer_id: str) -> None:
-        """Another version of an answer, replying to the conversation up to its question."""
-        if not self._can_send():
-            return
-        conv = self.conv
-        answer = conv.regenerate(answer_id)
-        self.start_turn(conv, answer, conv.history(answer.parent or ""))
-        self.view.show(conv)
-
-    def edit_and_send(self, user_id: str, text: str) -> None:
-        """A changed question: a new branch from there on (the old one stays a version)."""
-        if not self._can_send():
-            self.actions.cancel_edit()
-            return
-        conv = self.conv
-        user = conv.edit(user_id, text)
-        answer = conv.start_answer(user.id)
-        self.start_turn(conv, answer, conv.history(user.id))
-        self.view.show(conv)
-
-    def continue_answer(self, answer_id: str) -> None:
-        """Ask for the rest of a cut-off answer; the new text joins it in place."""
-        if not self._can_send():
-            return
-        conv = self.conv
-        history, partial = conv.continue_from(answer_id)
-        if history and history[-1] == ("assistant", partial):
-            history = history[:-1]  # continue_messages adds the partial answer its own way
-        old = self.log.querySelector(f"[data-id='{answer_id}']")
-        el = self.start_turn(conv, conv.messages[answer_id], history, partial=partial)
-        if old is not None:
-            old.replaceWith(el)
-        self.view.refresh(conv)
-
-    # -- the inspector -------------------------------------------------------------------------
-
-    def source_of(self, art: Any) -> Turn | Restored | None:
-        """What the inspector reads for an answer on screen: its live Turn, or its stored
-        recording (None if none was kept)."""
-        turn = next((t for t in self.turns if t.el == art), None)
-        if turn is not None:
-            return turn
-        mid = attr(art, "data-id")
-        turn = self.live.get((self.conv.id, mid))
-        if turn is not None:
-            return turn
-        rec = self.recordings.get(self.conv.id, {}).get(mid)
-        return Restored(rec) if rec is not None else None
-
     def inspect(self, art: Any, opener: Any) -> None:
-        source = self.source_of(art)
+        source = self.answers.source_of(art)
         self.inspector.open(source, opener=opener, missing=source is None)
 
     def answer_number(self, source: Any) -> int:
         arts = list(self.log.querySelectorAll("[data-role=assistant]"))
         el = getattr(source, "el", None)
         for i, art in enumerate(arts):
-            if art == el or (el is None and self.source_of(art) is source):
+            if art == el or (el is None and self.answers.source_of(art) is source):
                 return i + 1
         return 0
 
     # -- replays and warm-up -------------------------------------------------------------------
 
-    def replay(self, data: bytes, chunk: int, delay_ms: int, label: str) -> Turn:
-        """Play recorded bytes through the same parser and renderer, at a chunk size."""
-        el = self.view.new_assistant()
-        el.dataset.replay = "1"
-        self.log.appendChild(el)
-        q(".status", el).textContent = f"Replaying {label}…"
-        turn = Turn(self, [], el, replay=True)
-        self.turns.append(turn)
-        self.active.append(turn)
-        self.view.set_empty(False)
-        spawn(self._play(turn, data, chunk, delay_ms))
-        return turn
-
-    async def _play(self, turn: Turn, data: bytes, chunk: int, delay_ms: int) -> None:
-        if delay_ms:
-            for piece in cut(data, chunk):
-                if turn.state != "streaming":
-                    return
-                turn.feed_bytes(piece)
-                await asyncio.sleep(delay_ms / 1000)
-        else:
-            await run_sliced(self._feed_steps(turn, data, chunk))
-        if turn.state == "streaming":
-            turn.on_end()
-
-    @staticmethod
-    def _feed_steps(turn: Turn, data: bytes, chunk: int) -> Generator[None, None, None]:
-        """Feed a replay, pausing every so often (``run_sliced`` lets the page breathe)."""
-        # "Whole" means one piece, up to a size one task can parse without a visible freeze.
-        size = chunk if chunk > 0 else min(max(len(data), 1), WHOLE_MAX)
-        for n, i in enumerate(range(0, len(data), size)):
-            if turn.state != "streaming":
-                return
-            turn.feed_bytes(data[i : i + size])
-            if n % 64 == 63 or size >= 1 << 16:
-                yield
-
     def warm_up(self) -> None:
         """Pay one-time costs (markdown-it's first parse, pygments' lexer imports: ~50 ms in
         Pyodide; latex2mathml's import and symbol table: more) while idle after boot, not in
         the middle of the first answer's frames; one step per task."""
-        if self.active:
+        if self.answers.active:
             js.document.body.dataset.warm = "1"
             return
         from ..render.streaming import StreamingMarkdown
@@ -570,7 +348,7 @@ class App:
         js.setTimeout(create_once_callable(self._warm_math), 30)
 
     def _warm_math(self) -> None:
-        if not self.active:
+        if not self.answers.active:
             from ..render.math import tex_to_html
 
             tex_to_html("x^2", False)
@@ -582,7 +360,7 @@ class App:
         """The exact bytes the ``index``-th answer on screen received, as hex ("" when its
         recording is not loaded or was not kept)."""
         arts = list(self.log.querySelectorAll("[data-role=assistant]"))
-        source = self.source_of(arts[index]) if -len(arts) <= index < len(arts) else None
+        source = self.answers.source_of(arts[index]) if -len(arts) <= index < len(arts) else None
         return source.raw().hex() if source is not None else ""
 
     def stats(self) -> str:
@@ -591,7 +369,7 @@ class App:
                 "frames": self.frames,
                 "inspector_renders": self.inspector.renders,
                 "sliced_pauses": PAUSES[0],
-                "turns": [t.timing() for t in self.turns],
+                "turns": [t.timing() for t in self.answers.turns],
                 "chats": len(self.chats.rows),
                 "storage": self.chats.store.ok,
             }

@@ -209,7 +209,9 @@ class ChatList:
         if kind == "md":
             download(name, conv.to_markdown(), "text/markdown")
         else:
-            recs = {m: r for m, r in self.app.recordings_of(conv).items() if m in conv.messages}
+            recs = {
+                m: r for m, r in self.app.answers.recordings_of(conv).items() if m in conv.messages
+            }
             download(name, export_json(conv, recs), "application/json")
 
     def _on_import(self, e: Any) -> None:
@@ -233,6 +235,6 @@ class ChatList:
         self.save(conv)
         for mid, rec in recs.items():
             spawn(self.store.save_recording(conv.id, mid, rec))
-        self.app.recordings[conv.id] = dict(recs)
+        self.app.answers.recordings[conv.id] = dict(recs)
         await self.app.switch_to(conv.id)
         self.close_drawer()

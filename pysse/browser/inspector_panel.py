@@ -221,7 +221,7 @@ class InspectorPanel:
             if len(data) <= WHOLE_MAX
             else f"{WHOLE_MAX >> 10} KiB chunks"
         )
-        turn = self.app.replay(data, chunk, delay, f"{label} in {size}")
+        turn = self.app.answers.replay(data, chunk, delay, f"{label} in {size}")
         self.tab = "replay"
         self.turn = turn
         self.render()

@@ -66,7 +66,7 @@ class LogView:
     def element(self, msg: Message) -> Any:
         if msg.role == "user":
             return self.user(msg)
-        turn = self.app.live.get((self.chat_id, msg.id))
+        turn = self.app.answers.live.get((self.chat_id, msg.id))
         return turn.el if turn is not None else self.restored(msg)
 
     def user(self, msg: Message, queued: bool = False) -> Any:
