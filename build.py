@@ -7,6 +7,7 @@
     python build.py test [PYTEST_ARGS...]   lint, type-check and run every test
     python build.py bench [--only NAME]  run the benchmarks and print their tables
     python build.py fuzz --minutes N run the fuzz targets for N minutes
+    python build.py screenshots      the README's screenshots (docs/*.png), made again
 
 On first use it makes a virtual environment in ``.venv`` and installs what the command needs
 from PyPI, fetches Pyodide from npm and the browser-side wheels from PyPI into ``.cache``, and
@@ -58,6 +59,7 @@ EXTRAS = {
     "test": "test",
     "bench": "test,bench",
     "fuzz": "test,fuzz",
+    "screenshots": "test",
 }
 
 
@@ -461,6 +463,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_screenshots(args: argparse.Namespace) -> int:
+    site = build_site()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYSSE_SITE=str(site))
+    env["PYSSE_CHROMIUM"] = find_chromium()
+    run([sys.executable, "-m", "bench.screenshots"], cwd=ROOT, env=env)
+    return 0
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
     seconds = int(args.minutes * 60)
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYSSE_FUZZ_SECONDS=str(seconds))
@@ -509,6 +519,7 @@ def main() -> int:
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")
+    sub.add_parser("screenshots", help="the README's screenshots in docs/, made again")
     args, unknown = ap.parse_known_args()
     if unknown and args.cmd == "test":  # `build.py test -k relay`: pytest's options
         args.pytest_args = [*unknown, *args.pytest_args]
@@ -521,6 +532,7 @@ def main() -> int:
         "test": cmd_test,
         "bench": cmd_bench,
         "fuzz": cmd_fuzz,
+        "screenshots": cmd_screenshots,
     }[args.cmd]
     return handler(args)
 
