@@ -204,3 +204,30 @@ def test_storage_failure_is_reported_and_the_page_works_in_memory(
     assert p.wait_done().get_attribute("data-text") == "second"
     open_chat(page, "/demo echo kept in memory")
     assert texts(page) == ["/demo echo kept in memory", "kept in memory"]
+
+
+def test_keep_no_recordings(make_page: Any) -> None:
+    p = make_page(settings={"keep_recordings": "no"})
+    page = p.open()
+    p.send("/demo echo private")
+    p.wait_done()
+    assert page.evaluate("pysseApp.raw_hex(0)")  # the live answer still has its bytes
+    page.wait_for_timeout(300)
+    p.reload()
+    page.wait_for_selector("[data-role=assistant]")
+    page.wait_for_timeout(500)
+    assert page.evaluate("pysseApp.raw_hex(0)") == ""  # none was kept
+    page.click("[data-role=assistant] [data-role=inspect]")
+    assert "was not kept" in page.inner_text("[data-role=insp-body]")
+
+
+def test_an_empty_chat_welcomes_with_examples_that_send(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    assert page.is_visible("[data-role=welcome]") and not page.is_visible("[data-role=log]")
+    page.click("[data-example='/demo help']")
+    msg = p.wait_done()
+    assert "Demo commands" in msg.inner_text()
+    assert page.is_hidden("[data-role=welcome]")
+    page.click("[data-role=new-chat]")
+    assert page.is_visible("[data-role=welcome]")

@@ -54,14 +54,19 @@ class LogView:
 
     def show(self, conv: Conversation) -> None:
         """Put the conversation's selected path on screen (a switch, a version, a reload)."""
-        if conv.id != self.chat_id:
+        switched = conv.id != self.chat_id
+        if switched:
             self.chat_id = conv.id
             self._restored.clear()
+        top = self.log.scrollTop
         els = [self.element(m) for m in conv.path()]
         self.log.replaceChildren(*els)
         self.refresh(conv)
-        self.app.scroll.reset()
-        self.app.scroll.follow()
+        if switched:  # another chat: its end; another version: stay where the reader is
+            self.app.scroll.reset()
+            self.app.scroll.follow()
+        else:
+            self.log.scrollTop = top
 
     def element(self, msg: Message) -> Any:
         if msg.role == "user":

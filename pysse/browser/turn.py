@@ -75,11 +75,13 @@ class Turn:
         self.chat_id = ""  # the conversation and message this answer is (none for a replay)
         self.message_id = ""
         self.joiner: Joiner | None = None  # set when this answer continues a cut-off one
+        self.joined: list[str] = []  # ... and then the pieces of its whole text
         self.last_note = ""
 
     def continue_from(self, partial: str) -> None:
         """This answer continues ``partial``: show it at once and join the new text to it."""
         self.joiner = Joiner(partial)
+        self.joined = [self.joiner.base]
         self.md.append(self.joiner.base)
         self.render()  # now, not on the next frame: the answer never blinks empty
 
@@ -88,7 +90,7 @@ class Turn:
         """The whole answer: for a continued one, the partial answer joined to the rest."""
         if self.joiner is None:
             return self.cs.text
-        return self.md.text
+        return "".join(self.joined)
 
     def now(self) -> float:
         return float(js.performance.now() - self.t0)
@@ -196,7 +198,7 @@ class Turn:
                 if self.t_first_text is None:
                     self.t_first_text = js.performance.now() - self.t0
                 self.speed.on_text(self.now(), len(ev.text))
-                self.md.append(self.joiner.feed(ev.text) if self.joiner else ev.text)
+                self._add_text(self.joiner.feed(ev.text) if self.joiner else ev.text)
                 grew = True
             elif isinstance(ev, ReasoningDelta):
                 self.speed.on_text(self.now(), len(ev.text))
@@ -208,6 +210,11 @@ class Turn:
                 return
         if grew:
             self.sched.request()
+
+    def _add_text(self, text: str) -> None:
+        if self.joiner is not None:
+            self.joined.append(text)
+        self.md.append(text)
 
     def render(self) -> None:
         t = js.performance.now()
@@ -226,7 +233,7 @@ class Turn:
     def _finish(self, fin: Finish) -> None:
         state = fin.outcome
         if self.joiner is not None:  # a continuation still held back goes out now
-            self.md.append(self.joiner.close())
+            self._add_text(self.joiner.close())
         self.state = state.value
         self.t_end = js.performance.now() - self.t0
         self.speed.on_end(self.t_end)
