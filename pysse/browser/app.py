@@ -87,7 +87,11 @@ class App:
 
     async def boot(self, early: list[str]) -> None:
         """Load the chats (the open one is shown again after a reload), then take messages."""
-        conv = await self.chats.load()
+        try:
+            conv = await self.chats.load()
+        except Exception as exc:  # a damaged store must never keep the page from starting
+            js.console.error(f"pysse: the saved chats could not be loaded: {exc!r}")
+            conv = self.chats.new_conversation()
         self.show_chat(conv)
         self.ready = True
         if self.chats.store.problem:
