@@ -7,6 +7,7 @@
     python build.py test [PYTEST_ARGS...]   lint, type-check and run every test
     python build.py bench [--only NAME]  run the benchmarks and print their tables
     python build.py fuzz --minutes N run the fuzz targets for N minutes
+    python build.py screenshots      the README's screenshots (docs/*.png), made again
 
 On first use it makes a virtual environment in ``.venv`` and installs what the command needs
 from PyPI, fetches Pyodide from npm and the browser-side wheels from PyPI into ``.cache``, and
@@ -43,14 +44,22 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
+AXE_VERSION = "4.14.1"  # axe-core, for the accessibility tests only: never part of the site
 # Loaded by URL in this order: loadPackage() does no dependency resolution for URLs.
-BROWSER_WHEELS = ("mdurl==0.1.2", "markdown-it-py==4.3.0", "pygments==2.21.0")
+BROWSER_WHEELS = (
+    "mdurl==0.1.2",
+    "markdown-it-py==4.3.0",
+    "mdit-py-plugins==0.7.0",
+    "latex2mathml==3.81.1",
+    "pygments==2.21.0",
+)
 EXTRAS = {
     "serve": "serve,markdown",
     "site": "markdown",
     "test": "test",
     "bench": "test,bench",
     "fuzz": "test,fuzz",
+    "screenshots": "test",
 }
 
 
@@ -192,6 +201,34 @@ def fetch_pyodide() -> Path:
                 tar.extract(member, tmp, filter="data")
     shutil.rmtree(dest, ignore_errors=True)
     tmp.rename(dest)
+    return dest
+
+
+def fetch_axe() -> Path:
+    """axe-core's ``axe.min.js`` from npm, unpacked once into .cache/axe-core-VERSION/. The
+    tests inject it into pages (it never ships in the site)."""
+    dest = CACHE / f"axe-core-{AXE_VERSION}" / "axe.min.js"
+    if dest.exists():
+        return dest
+    find_node()
+    tmp = CACHE / f"axe-core-{AXE_VERSION}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"npm pack axe-core@{AXE_VERSION}")
+    npm = shutil.which("npm") or "npm"
+    out = subprocess.run(
+        [npm, "pack", f"axe-core@{AXE_VERSION}", "--silent", "--pack-destination", str(tmp)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    with tarfile.open(tmp / out.splitlines()[-1]) as tar:
+        member = tar.getmember("package/axe.min.js")
+        member.name = "axe.min.js"
+        tar.extract(member, tmp, filter="data")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    (tmp / "axe.min.js").replace(dest)
+    shutil.rmtree(tmp, ignore_errors=True)
     return dest
 
 
@@ -411,6 +448,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         PYSSE_REDIS_SERVER=redis_server,
         PYSSE_SITE=str(site),
         PYSSE_PYODIDE=str(fetch_pyodide()),
+        PYSSE_AXE=str(fetch_axe()),
     )
     steps = [
         [sys.executable, "-m", "ruff", "check", "pysse", "tests", "bench", "build.py"],
@@ -441,6 +479,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         site = build_site()
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(site))
         run([sys.executable, "-m", "bench.bench_browser"], cwd=ROOT, env=env)
+    return 0
+
+
+def cmd_screenshots(args: argparse.Namespace) -> int:
+    site = build_site()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYSSE_SITE=str(site))
+    env["PYSSE_CHROMIUM"] = find_chromium()
+    run([sys.executable, "-m", "bench.screenshots"], cwd=ROOT, env=env)
     return 0
 
 
@@ -492,6 +538,7 @@ def main() -> int:
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")
+    sub.add_parser("screenshots", help="the README's screenshots in docs/, made again")
     args, unknown = ap.parse_known_args()
     if unknown and args.cmd == "test":  # `build.py test -k relay`: pytest's options
         args.pytest_args = [*unknown, *args.pytest_args]
@@ -504,6 +551,7 @@ def main() -> int:
         "test": cmd_test,
         "bench": cmd_bench,
         "fuzz": cmd_fuzz,
+        "screenshots": cmd_screenshots,
     }[args.cmd]
     return handler(args)
 

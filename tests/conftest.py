@@ -69,8 +69,11 @@ class Page:
         base: str,
         settings: dict[str, Any] | None = None,
         viewport: dict[str, int] | None = None,
+        **context: Any,
     ) -> None:
-        self.ctx = browser.new_context(viewport=viewport or {"width": 1000, "height": 700})
+        self.ctx = browser.new_context(
+            viewport=viewport or {"width": 1000, "height": 700}, **context
+        )
         self.page = self.ctx.new_page()
         self.base = base
         self.errors: list[str] = []
@@ -103,6 +106,14 @@ class Page:
             timeout=timeout,
         )
         return self.page.query_selector_all(sel)[index]
+
+    def reload(self) -> Any:
+        self.page.reload()
+        self.page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        return self.page
+
+    def answers(self) -> list[Any]:
+        return list(self.page.query_selector_all("[data-role=assistant]"))
 
     def close(self) -> None:
         self.ctx.close()

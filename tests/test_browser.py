@@ -125,8 +125,9 @@ def test_demo_failures_show_state_and_keep_text(
         assert text and RICH_ANSWER.startswith(text) and text != RICH_ANSWER
     if state == "completed":
         assert text == RICH_ANSWER
-    if state != "completed":
-        assert not msg.query_selector("[data-role=retry]").is_hidden()
+    assert not msg.query_selector("[data-role=regenerate]").is_hidden()
+    if state != "completed" and text:
+        assert not msg.query_selector("[data-role=continue]").is_hidden()
     # The page is still usable afterwards.
     p.send("/demo echo still here")
     assert p.wait_done().get_attribute("data-text") == "still here"
@@ -199,7 +200,7 @@ def test_two_quick_sends_are_answered_in_order(make_page: Any) -> None:
     assert second.get_attribute("data-text") == "second"
 
 
-def test_retry_resends_the_same_conversation_in_place(make_page: Any) -> None:
+def test_regenerate_resends_the_same_conversation_as_a_new_version(make_page: Any) -> None:
     p = make_page()
     page = p.open()
     bodies: list[str] = []
@@ -209,30 +210,19 @@ def test_retry_resends_the_same_conversation_in_place(make_page: Any) -> None:
     p.send("/demo drop")
     msg = p.wait_done()
     assert msg.get_attribute("data-state") == "truncated"
-    msg.query_selector("[data-role=retry]").click()
+    msg.query_selector("[data-role=regenerate]").click()
     page.wait_for_function(
         "() => document.querySelectorAll('[data-role=assistant]')[1].dataset.state !== 'truncated'"
     )
     p.wait_done()
-    # The retried answer took the failed one's place: on screen, as sent, two exchanges.
+    # The new version took the failed one's place: on screen, as sent, two exchanges.
     assert page.locator("[data-role=assistant]").count() == 2
     assert len(bodies) == 3 and json.loads(bodies[1]) == json.loads(bodies[2])
     roles = page.eval_on_selector_all(".msg", "els => els.map(e => e.dataset.role)")
     assert roles == ["user", "assistant", "user", "assistant"]
     sent = [m["content"] for m in json.loads(bodies[2])["messages"]]
     assert sent == ["/demo echo one", "one", "/demo drop"]
-
-
-def test_retry_is_offered_only_on_the_latest_answer(make_page: Any) -> None:
-    p = make_page()
-    p.open()
-    p.send("/demo drop")
-    first = p.wait_done()
-    assert not first.query_selector("[data-role=retry]").is_hidden()
-    p.send("/demo echo next")
-    p.wait_done(1)
-    # Retrying the first answer now would fork the conversation: no button.
-    assert first.query_selector("[data-role=retry]").is_hidden()
+    assert page.inner_text("[data-role=assistant] >> nth=1 >> [data-role=versions] .count") == "2/2"
 
 
 def test_renders_at_most_one_per_frame(make_page: Any) -> None:

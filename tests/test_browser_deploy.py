@@ -103,20 +103,20 @@ def status_of(msg: Any) -> str:
 
 
 def fix_relay_and_retry(p: Page, url: str, headers: str = "") -> Any:
-    """Correct Settings the way a person would, then press Retry: the answer arrives."""
+    """Correct Settings the way a person would, then press Regenerate: the answer arrives."""
     page = p.page
     page.click("summary")
     page.fill("[data-setting=relay]", url)
     page.fill("[data-setting=headers]", headers)
     page.press("[data-setting=headers]", "Tab")
-    page.click("[data-role=assistant] [data-role=retry]")
+    page.click("[data-role=assistant] [data-role=regenerate]")
     page.wait_for_function(
         "() => [...document.querySelectorAll('[data-role=assistant]')].at(-1).dataset.state"
         " === 'completed'",
         timeout=60_000,
     )
     msg = page.query_selector_all("[data-role=assistant]")[-1]
-    assert page.locator("[data-role=assistant]").count() == 1  # retried in place
+    assert page.locator("[data-role=assistant]").count() == 1  # regenerated in place
     return msg
 
 
@@ -246,7 +246,7 @@ def test_format_mismatch_is_named_and_the_relays_format_taken(
     assert needle in status, status
     assert "Format is now" in page.inner_text("[data-role=notice]")
     assert page.input_value("[data-setting=format]") == switched
-    page.click("[data-role=assistant] [data-role=retry]")
+    page.click("[data-role=assistant] [data-role=regenerate]")
     page.wait_for_function(
         "() => document.querySelector('[data-role=assistant]').dataset.state === 'completed'",
         timeout=60_000,

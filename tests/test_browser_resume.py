@@ -2,12 +2,11 @@
 another behind a TCP proxy that the test cuts like a pulled cable, the testing kit's
 ScriptServer as the provider. A cut mid-answer shows "Reconnecting…" and completes with the
 identical text from one upstream request; Stop after a resume cancels the upstream; a reload
-mid-answer reattaches (``App.snapshot`` before, ``App.reattach_json`` after) and completes; a
-resume after the relay forgot the answer says it expired. And ``/demo cut`` on the demo."""
+mid-answer reattaches on its own (the chat store keeps the answer id and the bytes) and
+completes; a reload after the relay forgot the answer says it expired and keeps the text. And ``/demo cut`` on the demo."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,37 +124,62 @@ def test_stop_after_a_resume_cancels_the_upstream(setup: Any) -> None:
     assert took < 1.0
 
 
+# True once the page's IndexedDB holds the answer ``id`` (its conversation and a recording of
+# at least ``n`` bytes): what a reload needs to reattach.
+SAVED = """async ([id, n]) => {
+  const db = await new Promise((ok, no) => {
+    const r = indexedDB.open("pysse"); r.onsuccess = () => ok(r.result); r.onerror = no; });
+  const all = (store) => new Promise((ok, no) => {
+    const r = db.transaction(store).objectStore(store).getAll();
+    r.onsuccess = () => ok(r.result); r.onerror = no; });
+  try {
+    const bodies = await all("bodies"), recs = await all("recordings");
+    return bodies.some((b) => JSON.stringify(b).includes(id))
+      && recs.some((r) => r.meta.includes(id) && r.bytes.length >= n);
+  } finally { db.close(); }
+}"""
+
+
+def wait_saved(s: Setup, n: int) -> str:
+    answer_id = s.page.get_attribute("[data-role=assistant]", "data-answer-id")
+    assert answer_id
+    s.page.wait_for_function(SAVED, arg=[answer_id, n], timeout=30_000)
+    return answer_id
+
+
 def test_a_reload_mid_answer_reattaches_and_completes(setup: Any) -> None:
     s = setup(PACED)
     s.p.send("hi")
     s.wait_received(300)
-    saved = s.page.evaluate("pysseApp.snapshot()")  # what the chat list would store
-    assert json.loads(saved)["answer_id"]
-    s.page.reload()
-    s.page.wait_for_selector("body[data-ready='1']", timeout=60_000)
-    s.page.evaluate("(saved) => pysseApp.reattach_json(saved)", saved)
+    answer_id = wait_saved(s, 1)  # saved while it streams (the chat store does this)
+    s.p.reload()  # the page reattaches on its own: nothing to call
     msg = s.p.wait_done()
+    assert msg.get_attribute("data-answer-id") == answer_id
     assert msg.get_attribute("data-state") == "completed"
-    assert msg.get_attribute("data-text") == TEXT
+    assert msg.get_attribute("data-text") == TEXT  # every byte once, across the reload
+    assert len(s.up.requests) == 1  # one generation, not a second one
+    s.p.reload()  # and the finished answer is stored as finished
+    assert s.p.wait_done().get_attribute("data-state") == "completed"
+    assert s.page.inner_text("[data-role=assistant] .settled").strip().startswith("Resuming")
     assert len(s.up.requests) == 1
 
 
-def test_a_resume_after_the_answer_expired_says_so(setup: Any) -> None:
+def test_a_reload_after_the_answer_expired_says_so_and_keeps_the_text(setup: Any) -> None:
     s = setup(PACED, answer_ttl=0.3)
     s.p.send("hi")
     s.wait_received(900)
-    saved = s.page.evaluate("pysseApp.snapshot()")
-    s.page.reload()
-    s.page.wait_for_selector("body[data-ready='1']", timeout=60_000)
-    assert s.up.last_request.wait_ended(30)  # the relay finished the answer unwatched...
+    wait_saved(s, 600)
+    s.page.goto("about:blank")  # the page is gone...
+    assert s.up.last_request.wait_ended(30)  # ...the relay finished the answer unwatched...
     time.sleep(1.0)  # ...and forgot it
-    s.page.evaluate("(saved) => pysseApp.reattach_json(saved)", saved)
+    s.p.open()
     msg = s.p.wait_done()
     assert msg.get_attribute("data-state") == "truncated"
     status = msg.query_selector(".status").inner_text()
     assert "could not resume: this answer expired on the relay" in status
     text = msg.get_attribute("data-text")
     assert text and TEXT.startswith(text) and text != TEXT  # what it had is kept
+    assert len(text) >= 400
 
 
 def test_demo_cut_resumes(make_page: Any) -> None:

@@ -53,3 +53,14 @@ def test_site_with_a_relay_and_format_writes_them_to_site_json(tmp_path: Path) -
     assert config["relay"] == "https://relay.example/relay" and config["format"] == "anthropic"
     plain = json.loads((build.build_site(tmp_path / "plain") / "site.json").read_text())
     assert plain["relay"] == "" and "format" not in plain and "demo" not in plain
+
+
+def test_the_site_loads_the_math_wheels_in_order_and_never_ships_axe(site: Path) -> None:
+    urls = json.loads((site / "site.json").read_text())["wheels"]
+    names = [u.rsplit("/", 1)[1].split("-")[0] for u in urls]
+    assert names.index("markdown_it_py") < names.index("mdit_py_plugins")  # no resolution
+    assert "latex2mathml" in names
+    files = [p.name.lower() for p in site.rglob("*")]
+    assert not [n for n in files if "axe" in n]
+    for page in ("index.html", "app.js", "store.js", "theme.js"):
+        assert "axe" not in (site / page).read_text().lower()

@@ -126,3 +126,71 @@ def test_markdown_export() -> None:
     c.finish(a2, "More", "truncated")
     md = c.to_markdown()
     assert md.startswith("# hi\n") and "## Assistant (truncated)\n\nMore" in md
+
+
+def test_speed_answer_id_and_rename_round_trip() -> None:
+    c, ids = chat()
+    c.finish(ids["a2"], "More.", "completed", speed={"ttft_ms": 120.0}, relay_id="ans-9")
+    c.rename("  My   chat  ")
+    back = Conversation.from_json(json.loads(json.dumps(c.to_json())))
+    msg = back.messages[ids["a2"]]
+    assert msg.speed == {"ttft_ms": 120.0} and msg.answer_id == "ans-9"
+    assert back.title == "My chat" and back.renamed
+    back.rename("")
+    assert back.title == "hi" and not back.renamed
+
+
+def test_an_answer_in_flight_when_saved_comes_back_truncated() -> None:
+    c, _ = chat()
+    u = c.add_user("again")
+    a = c.start_answer(u.id)
+    c.finish(a.id, "Part", "streaming", relay_id="ans-1")
+    back = Conversation.from_json(c.to_json())
+    msg = back.messages[a.id]
+    assert (msg.state, msg.text, msg.answer_id) == ("truncated", "Part", "ans-1")
+
+
+def test_bad_numbers_in_a_file_do_not_crash_the_import() -> None:
+    c, _ = chat()
+    doc = c.to_json()
+    doc["created"] = "yesterday"
+    doc["messages"][0]["created"] = float("nan")
+    back = Conversation.from_json(doc)
+    assert back.created > 0 and back.messages["m1"].created == 0.0
+
+
+RELAY = "https://relay.example/v1/chat/completions"
+
+
+def in_flight_chat(**finish: object) -> tuple[Conversation, str]:
+    c, _ = chat()
+    u = c.add_user("again")
+    a = c.start_answer(u.id)
+    c.finish(a.id, "Part", "streaming", **finish)  # type: ignore[arg-type]
+    return Conversation.from_json(json.loads(json.dumps(c.to_json()))), a.id
+
+
+def test_an_answer_in_flight_with_an_id_can_be_reattached_to_its_relay() -> None:
+    back, aid = in_flight_chat(relay_id="ans-1", url=RELAY)
+    assert [m.id for m in back.reattachable(RELAY)] == [aid]
+    assert back.messages[aid].url == RELAY
+
+
+def test_only_the_pages_relay_is_asked_again() -> None:
+    # a stored or imported URL must never make the page call a host the user did not choose
+    back, _ = in_flight_chat(relay_id="ans-1", url="https://elsewhere.example/x")
+    assert back.reattachable(RELAY) == []
+
+
+def test_nothing_to_reattach_without_an_id_or_once_finished() -> None:
+    back, _ = in_flight_chat(url=RELAY)
+    assert back.reattachable(RELAY) == []
+    back, aid = in_flight_chat(relay_id="ans-1", url=RELAY)
+    back.finish(aid, "Part and more", "completed")
+    assert back.reattachable(RELAY) == []
+
+
+def test_a_continued_answer_is_not_reattached() -> None:
+    back, aid = in_flight_chat(relay_id="ans-1", url=RELAY)
+    back.messages[aid].pieces = 2  # its stream holds only the last piece
+    assert back.reattachable(RELAY) == []

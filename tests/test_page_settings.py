@@ -52,3 +52,12 @@ def test_timeouts_are_whole_seconds_at_least_one(value: object, expected: int) -
 def test_text_settings_and_image_hosts() -> None:
     assert coerce("model", None) == "" and coerce("model", 5) == "5"
     assert image_hosts({"image_hosts": " a.example, ,b.example "}) == {"a.example", "b.example"}
+
+
+def test_choices_fall_back_to_their_default() -> None:
+    from pysse.page.settings import coerce
+
+    assert coerce("theme", "dark") == "dark"
+    assert coerce("theme", "neon") == "system"
+    assert coerce("keep_recordings", "no") == "no"
+    assert coerce("keep_recordings", None) == "yes"

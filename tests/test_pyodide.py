@@ -63,6 +63,19 @@ import random
 from pysse.page.reconnect import Reconnect
 r = Reconnect(rnd=random.Random(5))
 out["reconnect"] = [r.on_drop(i * 5000.0, "read-error", 1) for i in range(8)]
+# math (mdit-py-plugins + latex2mathml), its hold-back rules, and the hardest formulas within
+# the size and depth caps: the same HTML as CPython, and no crash of the runtime
+from pysse.render import hold_back, render
+from pysse.render.math import tex_to_html
+math = data["math"]
+out["math"] = render(math)
+out["math_holdback"] = [hold_back(math[:i]) for i in range(0, len(math) + 1, 3)]
+md = StreamingMarkdown()
+for i in range(0, len(math), 4):
+    md.feed(math[i:i + 4])
+md.finish()
+out["math_stream"] = md.html
+out["hard_tex"] = [tex_to_html(t, True) for t in data["hard_tex"]]
 json.dumps(out)
 """
 
@@ -88,7 +101,19 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> 
     fixtures = {name: body.hex() for name, body, _ in load_fixtures()}
     script = tmp_path / "run.js"
     script.write_text(NODE)
-    payload = json.dumps({"fixtures": fixtures, "markdown": RICH_ANSWER})
+    math = (Path(__file__).parent / "fixtures" / "answer_math.md").read_text()
+    hard_tex = [
+        "\\sqrt" * 199 + "x",
+        "x^{" * 24 + "x" + "}" * 24,
+        "\\frac" * 120 + "ab" * 120,
+        "\\left(" * 24 + "x" + "\\right)" * 24,
+        "\\begin{matrix}" * 12 + "x" + "\\end{matrix}" * 12,
+        "{" * 25 + "x" + "}" * 25,
+        "\\text{<img src=x onerror=alert(1)>}",
+    ]
+    payload = json.dumps(
+        {"fixtures": fixtures, "markdown": RICH_ANSWER, "math": math, "hard_tex": hard_tex}
+    )
     proc = subprocess.run(
         [node, str(script), str(pyodide_dir), json.dumps(wheels), CHECK, payload],
         capture_output=True,
@@ -110,6 +135,10 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> 
     assert got["markdown"] == want["markdown"]
     assert got["hostile"] == want["hostile"]
     assert got["reconnect"] == want["reconnect"] and got["reconnect"][-1] is None
+    for key in ("math", "math_holdback", "math_stream", "hard_tex"):
+        assert got[key] == want[key], key
+    assert got["math"].count("<math") == 12 and got["math_stream"] == got["math"]
+    assert "<img" not in "".join(got["hard_tex"])
     for name, (text, outcome, kind) in got["hostile"].items():
         if name.startswith("deep"):
             assert (text, outcome, kind) == ("before ", "error", "malformed"), name

@@ -1,11 +1,17 @@
 """Frames -> DOM: the chat page in the browser, and the only package that imports ``js`` or
 ``pyodide``. ``web/app.js`` boots Pyodide and calls :func:`start`.
 
-    app.py              the controller: settings, conversation, sending, frames
-    turn.py             one answer: stream, markdown, DOM, state
+    app.py              the controller: the open chat, events, frames, timers
+    answers.py          what is sent and what comes back: start, finish, queue, replays
+    turn.py             one answer: stream, markdown, DOM, state, speed
+    log_view.py         the messages on screen, their footers, the welcome screen
+    actions.py          message actions: copy, regenerate, continue, edit, versions
+    chats.py            the chat list (drawer), export and import
+    storage.py          chats and recordings in IndexedDB (web/store.js), or in memory
+    settings_form.py    the Settings panel and the theme
     scroll.py           scroll following bound to the log
     inspector_panel.py  the stream inspector bound to its panel
-    dom.py              query, JS objects, listeners, tasks
+    dom.py              query, JS objects, listeners, tasks, downloads
 """
 
 from __future__ import annotations
@@ -14,9 +20,10 @@ import json
 from typing import Any
 
 import js
-from pyodide.ffi import create_once_callable, create_proxy
+from pyodide.ffi import create_proxy
 
 from .app import App
+from .dom import spawn
 
 __all__ = ["App", "start"]
 
@@ -24,16 +31,11 @@ _app: App | None = None
 
 
 def start(site_json: str, early: Any = None) -> App:
-    """Called once by ``web/app.js`` when Pyodide is ready; sends prompts typed meanwhile."""
+    """Called once by ``web/app.js`` when Pyodide is ready. The saved chats load (the open
+    one comes back), then prompts typed meanwhile are sent and ``body[data-ready]`` is set."""
     global _app
     _app = App(json.loads(site_json))
     js.pysseApp = create_proxy(_app)
-    for text in list(early or []):
-        _app.send(str(text))
     _app.inspector.bind()
-    if "inspect=1" in str(js.location.search):
-        _app.inspector.open()
-    js.document.body.dataset.ready = "1"
-    if not _app.current:
-        js.setTimeout(create_once_callable(_app.warm_up), 30)
+    spawn(_app.boot([str(text) for text in (early or [])]))
     return _app

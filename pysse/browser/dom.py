@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 import js
 from pyodide.ffi import create_proxy, to_js
 
-__all__ = ["Listeners", "js_obj", "q", "run_sliced", "spawn"]
+__all__ = ["Listeners", "attr", "download", "flash", "js_obj", "q", "run_sliced", "spawn"]
 
 T = TypeVar("T")
 SLICE_MS = 8.0  # work between pauses: well inside a frame, so input and painting go on
@@ -24,6 +24,12 @@ PAUSES = [0]  # how often run_sliced gave the page a turn (for the page's stats 
 def q(sel: str, root: Any = None) -> Any:
     """``querySelector`` on ``root`` (the document by default); None when nothing matches."""
     return (root or js.document).querySelector(sel)
+
+
+def attr(el: Any, name: str) -> str:
+    """An attribute's value, "" when absent (reading a missing ``dataset`` key from Python
+    raises AttributeError)."""
+    return str(el.getAttribute(name) or "")
 
 
 def js_obj(d: dict[str, Any]) -> Any:
@@ -67,3 +73,33 @@ async def run_sliced(steps: Generator[None, None, T], slice_ms: float = SLICE_MS
             PAUSES[0] += 1
             await asyncio.sleep(0)
             start = js.performance.now()
+
+
+def download(name: str, data: str | bytes, mime: str) -> None:
+    """Offer ``data`` as a file download (Save .sse, Export)."""
+    from pyodide.ffi import create_once_callable
+
+    part = to_js(data) if isinstance(data, bytes) else data
+    blob = js.Blob.new([part], js_obj({"type": mime}))
+    url = js.URL.createObjectURL(blob)
+    a = js.document.createElement("a")
+    a.href = url
+    a.download = name
+    js.document.body.appendChild(a)
+    a.click()
+    a.remove()
+    js.setTimeout(create_once_callable(lambda: js.URL.revokeObjectURL(url)), 1000)
+
+
+def flash(btn: Any, text: str, ms: int = 1500) -> None:
+    """Show ``text`` on a button for a moment ("Copied"), then its own label again."""
+    from pyodide.ffi import create_once_callable
+
+    original = attr(btn, "data-label") or str(btn.textContent)
+    btn.dataset.label = original
+    btn.textContent = text
+
+    def reset() -> None:
+        btn.textContent = attr(btn, "data-label") or original
+
+    js.setTimeout(create_once_callable(reset), ms)

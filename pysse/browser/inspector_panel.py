@@ -1,16 +1,18 @@
 """The stream inspector panel: binds ``page.inspector_view``'s HTML to the page, and Save and
 Replay to the browser (a download, a dropped file).
 
-Built from the answer's recording when opened (``pysse.inspector.analyze``); while the panel
-is closed nothing is computed, so it costs nothing during streaming.
+Built from the answer's recording when opened (``pysse.inspector.analyze``): a live answer's,
+or one restored from storage (``Restored``); while the panel is closed nothing is computed,
+so it costs nothing during streaming. A non-modal dialog: opening moves focus into it (its
+selected tab), Escape or ✕ closes it and gives focus back to what opened it; the tabs follow
+the ARIA tabs pattern (arrow keys, Home, End).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import js
-from pyodide.ffi import create_once_callable, to_js
 
 from ..inspector import Report, analyze, check_sizes, compare_steps, replay_refusal
 from ..page.inspector_view import (
@@ -20,7 +22,9 @@ from ..page.inspector_view import (
     render_raw,
     render_timing,
 )
-from .dom import js_obj, q, run_sliced, spawn
+from ..page.recording import Recording
+from ..providers import FORMATS, Format
+from .dom import download, q, run_sliced, spawn
 
 WHOLE_MAX = 1 << 20  # a "whole" replay bigger than this is fed in pieces of this size
 
@@ -28,7 +32,31 @@ if TYPE_CHECKING:
     from .app import App
     from .turn import Turn
 
-__all__ = ["InspectorPanel"]
+__all__ = ["InspectorPanel", "Restored"]
+
+TABS = ("raw", "events", "timing", "replay")
+
+
+class Restored:
+    """An answer restored from storage, read by the inspector as it reads a live ``Turn``."""
+
+    replay = False
+    resumes: tuple[Any, ...] = ()  # a stored recording keeps the bytes, not where they resumed
+
+    def __init__(self, rec: Recording) -> None:
+        self.rec = rec
+        self.chunks = rec.chunks
+        self.format = cast(Format, rec.format if rec.format in FORMATS else "auto")
+        self.state = rec.state
+
+    def raw(self) -> bytes:
+        return self.rec.raw()
+
+    def timing(self) -> dict[str, Any]:
+        return dict(self.rec.timing)
+
+    def resume_marks(self) -> dict[int, str]:
+        return {}
 
 
 class InspectorPanel:
@@ -38,7 +66,9 @@ class InspectorPanel:
         self.app = app
         self.panel = q("[data-role=inspector]")
         self.body = q("[data-role=insp-body]")
-        self.turn: Turn | None = None
+        self.turn: Turn | Restored | None = None
+        self.missing = False  # opened for an answer whose recording was not kept
+        self.opener: Any = None  # focus goes back here on close
         self.tab = "raw"
         self.shown = PAGE
         self.renders = 0
@@ -49,6 +79,7 @@ class InspectorPanel:
     def bind(self) -> None:
         on = self.app.listeners.on
         on(self.panel, "click", self._on_click)
+        on(q("[role=tablist]", self.panel), "keydown", self._on_tab_key)
         on(q("[data-role=replay-file]"), "change", self._on_file)
         drop = q("[data-role=replay-drop]")
         on(drop, "dragover", lambda e: e.preventDefault())
@@ -58,23 +89,56 @@ class InspectorPanel:
     def is_open(self) -> bool:
         return not self.panel.hidden
 
-    def open(self, turn: Turn | None = None) -> None:
+    def open(
+        self, turn: Turn | Restored | None = None, opener: Any = None, missing: bool = False
+    ) -> None:
         self.turn = turn
+        self.missing = missing
+        self.opener = opener or js.document.activeElement
         self.shown = PAGE
         self.panel.hidden = False
         js.document.body.dataset.inspecting = "1"
         self.render()
+        q(f"[data-tab={self.tab}]", self.panel).focus()
 
     def close(self) -> None:
+        if self.panel.hidden:
+            return
         self.panel.hidden = True
         js.document.body.dataset.inspecting = ""
         self.turn = None
+        back = self.opener
+        self.opener = None
+        if back is not None and js.document.contains(back):
+            back.focus()
+        else:
+            q("[data-role=prompt]").focus()
 
-    def turn_finished(self, turn: Turn) -> None:
+    def _on_tab_key(self, e: Any) -> None:
+        """Arrow keys, Home and End move between the tabs (and select them)."""
+        moves = {"ArrowRight": 1, "ArrowLeft": -1, "Home": -len(TABS), "End": len(TABS)}
+        if e.key not in moves:
+            return
+        e.preventDefault()
+        i = TABS.index(self.tab)
+        step = moves[str(e.key)]
+        if e.key in ("Home", "End"):
+            i = 0 if e.key == "Home" else len(TABS) - 1
+        else:
+            i = (i + step) % len(TABS)
+        self.select_tab(TABS[i])
+        q(f"[data-tab={self.tab}]", self.panel).focus()
+
+    def select_tab(self, tab: str) -> None:
+        self.tab = tab
+        self.shown = PAGE
+        self.render()
+
+    def turn_finished(self, turn: Turn | Restored) -> None:
         if self.is_open and turn is self.turn:
             self.render()
 
-    def report(self, turn: Turn) -> Report:
+    def report(self, turn: Turn | Restored) -> Report:
         key = (id(turn), len(turn.chunks), len(turn.resumes))
         if self._report is None or key != self._report_key:
             self._report = analyze(turn.chunks, turn.format, turn.resume_marks())
@@ -86,21 +150,28 @@ class InspectorPanel:
             return
         self.renders += 1
         for b in self.panel.querySelectorAll("[data-tab]"):
-            b.setAttribute(
-                "aria-selected", "true" if b.getAttribute("data-tab") == self.tab else "false"
-            )
+            selected = b.getAttribute("data-tab") == self.tab
+            b.setAttribute("aria-selected", "true" if selected else "false")
+            b.tabIndex = 0 if selected else -1
+        q("[role=tabpanel]", self.panel).setAttribute("aria-labelledby", f"insp-tab-{self.tab}")
         q("[data-role=insp-replay]").hidden = self.tab != "replay"
         turn = self.turn
         if turn is None:  # opened with ?inspect=1: a saved file can still be replayed
             q("[data-role=insp-title]").textContent = ""
+            note = (
+                "This answer's stream was not kept (Settings → Keep stream recordings, or "
+                "it was larger than 4 MiB), "
+                if self.missing
+                else "Press <b>Inspect</b> under an answer to see its raw chunks, events and "
+                "timing, "
+            )
             self.body.innerHTML = (
                 render_compare(None)
                 if self.tab == "replay"
-                else '<p class="insp-note">Press <b>Inspect</b> under an answer to see its raw '
-                "chunks, events and timing, or replay a saved .sse file (Replay).</p>"
+                else f'<p class="insp-note">{note}or replay a saved .sse file (Replay).</p>'
             )
             return
-        idx = self.app.turns.index(turn) + 1 if turn in self.app.turns else 0
+        idx = self.app.answer_number(turn)
         q("[data-role=insp-title]").textContent = f"answer {idx} · {turn.state}"
         if self.tab == "replay":
             html = render_compare(self.compare)
@@ -120,9 +191,7 @@ class InspectorPanel:
             return
         role = btn.getAttribute("data-role")
         if btn.getAttribute("data-tab"):
-            self.tab = str(btn.getAttribute("data-tab"))
-            self.shown = PAGE
-            self.render()
+            self.select_tab(str(btn.getAttribute("data-tab")))
         elif role == "insp-close":
             self.close()
         elif role == "insp-more":
@@ -137,16 +206,9 @@ class InspectorPanel:
         turn = self.turn
         if turn is None:
             return
-        blob = js.Blob.new([to_js(turn.raw())], js_obj({"type": "text/event-stream"}))
-        url = js.URL.createObjectURL(blob)
-        a = js.document.createElement("a")
-        a.href = url
-        idx = self.app.turns.index(turn) + 1
-        a.download = f"pysse-answer-{idx}-{turn.cs.detected_format or 'stream'}.sse"
-        js.document.body.appendChild(a)
-        a.click()
-        a.remove()
-        js.setTimeout(create_once_callable(lambda: js.URL.revokeObjectURL(url)), 1000)
+        idx = self.app.answer_number(turn)
+        fmt = turn.timing().get("format") or "stream"
+        download(f"pysse-answer-{idx}-{fmt}.sse", turn.raw(), "text/event-stream")
 
     def start_replay(self, data: bytes, label: str) -> None:
         chunk = int(q("[data-role=replay-chunk]").value or 0)
@@ -163,13 +225,13 @@ class InspectorPanel:
             if len(data) <= WHOLE_MAX
             else f"{WHOLE_MAX >> 10} KiB chunks"
         )
-        turn = self.app.replay(data, chunk, delay, f"{label} in {size}")
+        turn = self.app.answers.replay(data, chunk, delay, f"{label} in {size}")
         self.tab = "replay"
         self.turn = turn
         self.render()
         spawn(self._compare(data, turn))
 
-    async def _compare(self, data: bytes, turn: Turn) -> None:
+    async def _compare(self, data: bytes, turn: Turn | Restored) -> None:
         """The same-text check at several chunk sizes, in slices that keep the page alive."""
         rows = await run_sliced(
             compare_steps(data, check_sizes(len(data)), self.app.settings["format"])

@@ -19,11 +19,14 @@ from typing import TYPE_CHECKING, Any
 import js
 
 from ..chat import ChatStream
-from ..events import ChatEvent, Finish, Outcome, TextDelta, Usage
+from ..events import ChatEvent, Finish, Outcome, ReasoningDelta, TextDelta, Usage
 from ..inspector import timing_summary
 from ..page import diagnose
+from ..page.continuation import Joiner
 from ..page.reconnect import Drop, Reconnect
+from ..page.recording import Recording
 from ..page.settings import image_hosts
+from ..page.speed import SpeedMeter
 from ..providers import error_message
 from ..render.frames import FrameScheduler
 from .dom import q
@@ -75,10 +78,43 @@ class Turn:
         self.from_relay = False  # the answer carried X-Pysse-Relay
         self.state = "streaming"
         self.answer_id = ""  # the relay's id for this answer (X-Pysse-Answer-Id): resumable
+        self.saved_text = ""  # reattached after a reload: the text saved before it
         self.reconnect = Reconnect()
         self.resumes: list[tuple[int, int, float, int]] = []  # chunk index, byte, ms, try
         self.shown_tail = ""
         self.sched = FrameScheduler(self.render, app.request_frame, app.is_hidden)
+        self.speed = SpeedMeter()
+        self.chat_id = ""  # the conversation and message this answer is (none for a replay)
+        self.message_id = ""
+        self.joiner: Joiner | None = None  # set when this answer continues a cut-off one
+        self.joined: list[str] = []  # ... and then the pieces of its whole text
+        self.last_note = ""
+
+    def continue_from(self, partial: str) -> None:
+        """This answer continues ``partial``: show it at once and join the new text to it."""
+        self.joiner = Joiner(partial)
+        self.joined = [self.joiner.base]
+        self.md.append(self.joiner.base)
+        self.render()  # now, not on the next frame: the answer never blinks empty
+
+    @property
+    def text(self) -> str:
+        """The whole answer: for a continued one, the partial answer joined to the rest."""
+        if self.joiner is None:
+            return self.cs.text
+        return "".join(self.joined)
+
+    def now(self) -> float:
+        return float(js.performance.now() - self.t0)
+
+    def recording(self) -> Recording:
+        return Recording(
+            list(self.chunks),
+            format=self.format,
+            state=self.state,
+            timing=self.timing(),
+            answer_id=self.answer_id,
+        )
 
     # -- from the JS bridge (called synchronously by its read loop) ------------------------------
 
@@ -88,12 +124,14 @@ class Turn:
         return self.feed_bytes(u8.to_bytes())
 
     def feed_bytes(self, data: bytes) -> bool:
-        self.chunks.append((js.performance.now() - self.t0, data))
+        t = js.performance.now() - self.t0
+        self.chunks.append((t, data))
         if self.reconnect.reconnecting and data:
             self.reconnect.on_bytes()
             self._show_reconnecting(False)
         if self.state == "streaming":
             events = self.cs.feed(data)
+            self.speed.on_bytes(t, content=bool(events))
             self._apply(events)
             return bool(events)
         return False
@@ -111,6 +149,8 @@ class Turn:
         self.answer_id = str(answer_id or "")
         if self.answer_id:
             self.el.dataset.answerId = self.answer_id
+            if not self.replay:  # saved at once: a reload from now on can reattach
+                self.app.answers.save_in_flight(self)
         if self.advertised:
             self.app.learn_format(self.url, self.advertised)
 
@@ -129,7 +169,8 @@ class Turn:
         elif self.advertised and self.body_format and self.advertised != self.body_format:
             message += (
                 f" — the request was written as {diagnose.label(self.body_format)} but this "
-                f"relay speaks {diagnose.label(self.advertised)}: Retry sends it in that format"
+                f"relay speaks {diagnose.label(self.advertised)}: Regenerate sends it in that "
+                "format"
             )
         self._apply(self.cs.fail("http", message, status))
 
@@ -227,15 +268,24 @@ class Turn:
             if isinstance(ev, TextDelta):
                 if self.t_first_text is None:
                     self.t_first_text = js.performance.now() - self.t0
-                self.md.append(ev.text)
+                self.speed.on_text(self.now(), len(ev.text))
+                self._add_text(self.joiner.feed(ev.text) if self.joiner else ev.text)
                 grew = True
+            elif isinstance(ev, ReasoningDelta):
+                self.speed.on_text(self.now(), len(ev.text))
             elif isinstance(ev, Usage):
+                self.speed.on_usage((self.cs.usage or ev).output_tokens)
                 self._show_usage(ev)
             elif isinstance(ev, Finish):  # a ProviderError is always followed by its Finish
                 self._finish(ev)
                 return
         if grew:
             self.sched.request()
+
+    def _add_text(self, text: str) -> None:
+        if self.joiner is not None:
+            self.joined.append(text)
+        self.md.append(text)
 
     def render(self) -> None:
         t = js.performance.now()
@@ -253,14 +303,19 @@ class Turn:
 
     def _finish(self, fin: Finish) -> None:
         state = fin.outcome
+        if self.joiner is not None:  # a continuation still held back goes out now
+            self._add_text(self.joiner.close())
         self.state = state.value
         self.el.removeAttribute("data-reconnecting")
         self.t_end = js.performance.now() - self.t0
+        self.speed.on_end(self.t_end)
         self.sched.flush()  # the final state, synchronously: never wait on a frame
         self.el.dataset.state = state.value
-        self.status_el.textContent = self._note(fin)
-        self.el.dataset.text = self.cs.text  # the exact concatenated deltas, for tests and tools
-        q("[data-role=retry]", self.el).hidden = state == Outcome.COMPLETED or self.replay
+        self.el.removeAttribute("aria-busy")
+        self.last_note = self._note(fin)
+        self.status_el.textContent = self.last_note
+        # The exact concatenated deltas (for tests and tools); a continued answer: all of it.
+        self.el.dataset.text = self.text
         self.app.turn_finished(self)
 
     def _note(self, fin: Finish) -> str:

@@ -53,6 +53,12 @@ class Message:
     usage: tuple[int | None, int | None] | None = None
     created: float = field(default_factory=time.time)
     pieces: int = 1  # > 1 once continued: the text is the join of several answers
+    speed: dict[str, Any] | None = None  # time to first token, tokens/s (page.speed)
+    answer_id: str = ""  # the relay's id for the answer (X-Pysse-Answer-Id), for a reattach
+    url: str = ""  # the relay it was asked of (a reattach goes back there)
+    # Not stored: restored from an answer still streaming when the page closed, with an id
+    # the relay may still know (the page tries to reattach; see ``reattachable``).
+    in_flight: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -66,6 +72,10 @@ class Message:
             out.update(state=self.state, detail=self.detail, format=self.format)
             out["usage"] = list(self.usage) if self.usage else None
             out["pieces"] = self.pieces
+            out["speed"] = self.speed
+            if self.answer_id:
+                out["answer_id"] = self.answer_id
+                out["url"] = self.url
         return out
 
 
@@ -75,6 +85,7 @@ class Conversation:
     def __init__(self, id: str, title: str = "") -> None:
         self.id = id
         self.title = title
+        self.renamed = False  # a title the user chose (else it follows the first message)
         self.created = self.updated = time.time()
         self.messages: dict[str, Message] = {}
         self.children: dict[str | None, list[str]] = {None: []}
@@ -91,6 +102,18 @@ class Conversation:
             out.append(self.messages[child])
             parent = child
         return out
+
+    def reattachable(self, relay_url: str) -> list[Message]:
+        """Answers on the selected path that were streaming when the page closed and that the
+        relay at ``relay_url`` (the page's relay now) may still be keeping: it gave them an
+        id. Only that relay: a stored or imported URL never makes the page call another host.
+        A continued answer is not reattached (its stream holds only the last piece): it can be
+        continued again."""
+        return [
+            m
+            for m in self.path()
+            if m.in_flight and m.answer_id and m.url == relay_url and m.pieces == 1 and m.parent
+        ]
 
     @property
     def leaf(self) -> str | None:
@@ -127,7 +150,7 @@ class Conversation:
         self.selected[parent] = msg.id
         self.updated = time.time()
         if not self.title and role == "user":
-            self.title = text.strip().splitlines()[0][:60] if text.strip() else ""
+            self.title = _first_line(text)
         return msg
 
     def add_user(self, text: str) -> Message:
@@ -177,13 +200,30 @@ class Conversation:
         detail: str = "",
         format: str | None = None,
         usage: tuple[int | None, int | None] | None = None,
+        speed: dict[str, Any] | None = None,
+        relay_id: str = "",
+        url: str = "",
     ) -> None:
-        """Record how an answer ended. A continued answer passes its whole joined text."""
+        """Record how an answer ended (or, with state ``streaming``, how far it got). A
+        continued answer passes its whole joined text."""
         msg = self.messages[answer_id]
         msg.text, msg.state, msg.detail = text, state, detail
         msg.format = format or msg.format
         msg.usage = usage or msg.usage
+        msg.speed = speed or msg.speed
+        msg.answer_id = relay_id or msg.answer_id
+        msg.url = url or msg.url
+        msg.in_flight = False
         self.updated = time.time()
+
+    def rename(self, title: str) -> None:
+        """A title chosen by the user (one line, at most 80 characters); empty goes back to
+        the first message's."""
+        title = " ".join(title.split())[:80]
+        self.renamed = bool(title)
+        first = next((m for m in self.path() if m.role == "user"), None)
+        self.title = title or (_first_line(first.text) if first else "")
+        # not "updated": a new name does not move the chat up the list
 
     def continue_from(self, answer_id: str) -> tuple[list[tuple[str, str]], str]:
         """What to send to continue a truncated or stopped answer: the history up to and
@@ -203,6 +243,7 @@ class Conversation:
             "version": VERSION,
             "id": self.id,
             "title": self.title,
+            "renamed": self.renamed,
             "created": self.created,
             "updated": self.updated,
             "messages": [m.to_json() for m in self.messages.values()],
@@ -243,10 +284,14 @@ class Conversation:
                 detail=_text(m.get("detail"), "detail"),
                 format=m.get("format") if isinstance(m.get("format"), str) else None,
                 usage=_usage(usage),
-                created=float(m["created"]) if isinstance(m.get("created"), int | float) else 0.0,
+                created=_num(m.get("created")),
                 pieces=m["pieces"] if isinstance(m.get("pieces"), int) else 1,
+                speed=m["speed"] if isinstance(m.get("speed"), dict) else None,
+                answer_id=_text(m.get("answer_id"), "answer_id"),
+                url=_text(m.get("url"), "url"),
             )
             if msg.state == "streaming":  # it was cut off when the page closed
+                msg.in_flight = bool(msg.answer_id)
                 msg.state, msg.detail = "truncated", msg.detail or "the page closed mid-answer"
             conv.messages[mid] = msg
             conv.children.setdefault(parent, []).append(mid)
@@ -261,8 +306,9 @@ class Conversation:
             if kids and parent_id not in conv.selected:
                 conv.selected[parent_id] = kids[-1]
         conv._ids = itertools.count(top + 1)
-        conv.created = float(obj.get("created") or time.time())
-        conv.updated = float(obj.get("updated") or conv.created)
+        conv.renamed = obj.get("renamed") is True
+        conv.created = _num(obj.get("created")) or time.time()
+        conv.updated = _num(obj.get("updated")) or conv.created
         return conv
 
     def to_markdown(self) -> str:
@@ -273,6 +319,15 @@ class Conversation:
             note = "" if m.role == "user" or m.state == "completed" else f" ({m.state})"
             out += [f"## {who}{note}", "", m.text, ""]
         return "\n".join(out)
+
+
+def _num(value: Any) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value == value
+    return float(value) if ok and abs(value) < 1e12 else 0.0
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:60] if text.strip() else ""
 
 
 def _text(value: Any, name: str) -> str:

@@ -11,7 +11,15 @@ from typing import Any
 from ..jsonsafe import loads_bounded
 from ..providers import FORMATS
 
-__all__ = ["DEFAULTS", "SETTINGS_KEY", "coerce", "dump_settings", "image_hosts", "load_settings"]
+__all__ = [
+    "CHOICES",
+    "DEFAULTS",
+    "SETTINGS_KEY",
+    "coerce",
+    "dump_settings",
+    "image_hosts",
+    "load_settings",
+]
 
 SETTINGS_KEY = "pysse.settings.v1"  # the localStorage key
 DEFAULTS: dict[str, Any] = {
@@ -24,6 +32,12 @@ DEFAULTS: dict[str, Any] = {
     "idle_s": 30,
     "content_s": 300,  # only keep-alives (no content) for this long: the answer times out
     "image_hosts": "",
+    "theme": "system",  # system | light | dark
+    "keep_recordings": "yes",  # keep each answer's bytes for the inspector after a reload
+}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "theme": ("system", "light", "dark"),
+    "keep_recordings": ("yes", "no"),
 }
 SITE_FORMAT_KEY = "site_format"  # stored beside the settings: the site format they were made for
 
@@ -59,8 +73,10 @@ def dump_settings(settings: Mapping[str, Any], site: Mapping[str, Any]) -> str:
 
 def coerce(key: str, value: Any) -> Any:
     """A form or stored value as the setting's type: whole seconds >= 1 for the timeouts
-    (the default when unreadable), text for everything else."""
+    (the default when unreadable), one of ``CHOICES`` for a choice, text for the rest."""
     default = DEFAULTS[key]
+    if key in CHOICES:
+        return value if value in CHOICES[key] else default
     if isinstance(default, int):
         try:
             return max(1, int(float(value)))

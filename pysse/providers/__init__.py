@@ -14,6 +14,7 @@ from typing import Literal, get_args
 from ..sse import SSEEvent
 from . import anthropic, gemini, openai_chat, openai_responses
 from .base import (
+    CONTINUE_INSTRUCTION,
     JSON,
     BodyOptions,
     Decoder,
@@ -27,6 +28,7 @@ from .base import (
 from .encode import encode_answer
 
 __all__ = [
+    "CONTINUE_INSTRUCTION",
     "FORMATS",
     "PROVIDERS",
     "BodyOptions",

@@ -196,4 +196,5 @@ PROVIDER = Provider(
     encode_http_error=encode_http_error,
     demo_path="/v1/messages",
     default_model="claude-sonnet-4-5",
+    prefill=True,
 )

@@ -25,6 +25,7 @@ from ..jsonsafe import loads_bounded
 from ..sse import SSEEvent
 
 __all__ = [
+    "CONTINUE_INSTRUCTION",
     "JSON",
     "BodyOptions",
     "Decoder",
@@ -199,6 +200,13 @@ class Decoder:
         return None
 
 
+# What Continue asks a format without prefill (the demo model recognises it, too).
+CONTINUE_INSTRUCTION = (
+    "Your previous answer was cut off. Continue it exactly where it stopped: do not repeat "
+    "anything, do not add a preamble or a summary, start with the very next characters."
+)
+
+
 @dataclass(frozen=True)
 class BodyOptions:
     """What the page lets a user choose about a request, whatever the format."""
@@ -244,6 +252,19 @@ class Provider:
     eol: str = "\n"
     default_model: str = ""
     model_in_path: bool = False  # the model is part of the endpoint path (Gemini)
+    # The format continues a final assistant message (a "prefill"): Continue sends the partial
+    # answer as the last message. Other formats get CONTINUE_INSTRUCTION after it instead.
+    prefill: bool = False
+
+    def continue_messages(self, history: Sequence[Message], partial: str) -> list[Message]:
+        """The messages that ask for the rest of ``partial``, an answer to ``history`` that
+        was cut off: this format's prefill, or the partial answer and an instruction. The
+        partial text is sent without trailing whitespace (Anthropic refuses a final
+        assistant message that ends with whitespace; the page joins the pieces again)."""
+        text = partial.rstrip()
+        if self.prefill:
+            return [*history, ("assistant", text)]
+        return [*history, ("assistant", text), ("user", CONTINUE_INSTRUCTION)]
 
     def upstream_url(self, base: str, model: str) -> str:
         """The URL to POST to under an upstream's base URL (used as is if it already names

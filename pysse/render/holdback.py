@@ -4,7 +4,14 @@ Syntax that is not yet meaningful is held back rather than flashed: a partial li
 become a fence, a heading, a list marker, a setext underline or a table row; a table header
 waiting for its delimiter row; a dangling ``**``/``_``/``~~``/backtick (closed in reverse order
 of opening, or held if nothing follows it); a link whose URL is still arriving (shown as its
-text); a partial HTML tag. Plain text passes at once.
+text); a partial HTML tag; a task list checkbox being typed. Plain text passes at once.
+
+Math (``math.py`` has the syntax rules) is held until it closes, so raw LaTeX never flashes:
+a display block (``$$``, ``\\[``, ``\\begin{env}``) from its opening line; an inline ``$x`` or
+``\\(`` from its opener, while the open span stays on one line and under
+``INLINE_MATH_HOLD`` characters. An opening ``$`` followed by a digit is most likely money
+(``$5 and more``) and is shown at once; a trailing ``$`` or ``\\`` waits for the next character.
+Inline markers inside a complete math span are not emphasis (``$a *b$``).
 """
 
 from __future__ import annotations
@@ -12,8 +19,11 @@ from __future__ import annotations
 import re
 
 from .markdown import open_fence_line
+from .math import BLOCK_OPEN
 
-__all__ = ["hold_back"]
+__all__ = ["INLINE_MATH_HOLD", "hold_back", "open_math_line"]
+
+INLINE_MATH_HOLD = 300  # an open inline formula longer than this is shown as text
 
 _HOLD_PARTIAL_LINE = re.compile(
     r"""^(?:
@@ -24,6 +34,9 @@ _HOLD_PARTIAL_LINE = re.compile(
       | \ {0,3}[-=*_\ ]+                  # setext underline / thematic break candidates
       | \s*\|.*                           # a table row still arriving
       | \ {0,3}>\s*                       # a lone quote marker
+      | \s*(?:[-*+]|\d{1,9}[.)])\s+\[[\ xX]?\]?\s*   # a task list checkbox being typed
+      | \ {0,3}(?:\$\$|\\\[|\\begin\{).*     # a display math opener
+      | \ {0,3}\\(?:b|be|beg|begi|begin)?   # ... or the start of one
     )$""",
     re.VERBOSE,
 )
@@ -46,7 +59,22 @@ def _close_inline(s: str) -> str:
     while i < n:
         c = s[i]
         if c == "\\":
+            if i + 1 == n:
+                return _close_stack(s[:i], stack)  # may become \( : wait for the next char
+            if s[i + 1] == "(":
+                close = s.find("\\)", i + 2)
+                if close != -1:
+                    i = close + 2  # a complete \(…\): its content is not markup
+                    continue
+                if _hold_math(s, i):
+                    return _close_stack(s[:i], stack)
             i += 2
+            continue
+        if c == "$":
+            end = _math_end(s, i)
+            if end is _HOLD:
+                return _close_stack(s[:i], stack)
+            i = end if isinstance(end, int) else i + 1
             continue
         if c == "`":
             j = i
@@ -89,6 +117,44 @@ def _close_inline(s: str) -> str:
     return _close_stack(s, stack)
 
 
+_HOLD = object()
+
+
+def _hold_math(s: str, i: int) -> bool:
+    """Hold an open inline formula starting at ``i``: while it is on one line and short."""
+    return "\n" not in s[i:] and len(s) - i <= INLINE_MATH_HOLD
+
+
+def _math_end(s: str, i: int) -> int | object | None:
+    """At a ``$`` (``s[i]``), as dollarmath decides (``math.py``): the index after a complete
+    inline formula, ``_HOLD`` to hold back from ``i``, or None when this ``$`` is text."""
+    n = len(s)
+    double = s.startswith("$$", i)
+    start = i + (2 if double else 1)
+    if start >= n:
+        return _HOLD  # "$" or "$$" at the very end: math, money or nothing yet
+    if i and s[i - 1].isdigit():
+        return None
+    if not double and s[start].isspace():
+        return None
+    j = start
+    while True:
+        j = s.find("$$" if double else "$", j)
+        if j == -1:
+            # Open: money ("$5 and"), shown; a formula being written, held.
+            if not double and s[start].isdigit():
+                return None
+            return _HOLD if _hold_math(s, i) else None
+        if s[j - 1] != "\\":
+            break
+        j += 1
+    if double:
+        return j + 2
+    if s[j - 1].isspace() or (j + 1 < n and s[j + 1].isdigit()):
+        return None
+    return j + 1
+
+
 def _close_stack(s: str, stack: list[tuple[str, int]]) -> str:
     if not stack:
         return s
@@ -98,6 +164,36 @@ def _close_stack(s: str, stack: list[tuple[str, int]]) -> str:
         _, pos = stack.pop()
         body = body[:pos].rstrip()
     return body + "".join(m for m, _ in reversed(stack))
+
+
+_CLOSER = {"$$": "$$", "\\[": "\\]"}
+
+
+def open_math_line(lines: list[str]) -> int | None:
+    """The index of a display math block (``$$``, ``\\[``, ``\\begin{env}``) left open at the
+    end of ``lines`` (complete lines), if any. A blank line ends an unclosed one: from there
+    on it is text (``math.py``)."""
+    open_at: int | None = None
+    closer = ""
+    for no, line in enumerate(lines):
+        if open_at is not None:
+            ended = closer in line if closer == "\\]" else line.rstrip().endswith(closer)
+            if ended or not line.strip():  # closed; or a blank line: unclosed, so text
+                open_at = None
+            continue
+        m = BLOCK_OPEN.match(line.lstrip(" ") if len(line) - len(line.lstrip(" ")) < 4 else "")
+        if not m:
+            continue
+        opener = m.group()
+        closer = _CLOSER.get(opener, "\\end" + opener[len("\\begin") :])
+        rest = line.lstrip(" ")[len(opener) :]
+        if closer == "\\]":
+            done = closer in rest
+        else:
+            done = rest.rstrip().endswith(closer) and len(rest.strip()) > len(closer) - 1
+        if not done:
+            open_at = no
+    return open_at
 
 
 def hold_back(tail: str) -> str:
@@ -112,6 +208,11 @@ def hold_back(tail: str) -> str:
         if m:
             partial = ""  # may be the closing fence
         return "\n".join([*lines, partial]) if partial else "\n".join(lines) + "\n"
+    math_line = open_math_line(lines)
+    if math_line is not None:  # a display formula still arriving: shown once it closes
+        lines, partial = lines[:math_line], ""
+        if not lines:
+            return ""
     if partial and _HOLD_PARTIAL_LINE.match(partial):
         partial = ""
     if partial and "|" in partial and lines and "|" in lines[-1]:

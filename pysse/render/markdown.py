@@ -3,7 +3,12 @@ streaming renderer's final state must equal.
 
 Safe by default: model output is untrusted: raw HTML is escaped (``html=False``), links
   are allowed only for http, https and mailto and open with ``rel="noopener noreferrer
-  nofollow"``, remote images are shown as links unless their host is allowed.
+  nofollow"``, remote images are shown as links unless their host is allowed, math becomes
+  sanitized MathML (``math.py``), task list checkboxes are disabled.
+
+Extended only through markdown-it's plugin ecosystem (mdit-py-plugins: dollarmath, texmath's
+brackets, amsmath, tasklists); a fenced code block gets a header with its language and a
+Copy button, so the button never covers code.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class MarkdownPolicy:
     image_hosts: frozenset[str] = frozenset()  # hosts whose images may load ("*" for any)
     link_schemes: tuple[str, ...] = SAFE_SCHEMES
     highlight: bool = True  # pygments for closed fences, when pygments is importable
+    math: bool = True  # $…$, $$…$$, \(…\), \[…\] and amsmath environments as MathML
 
     def image_allowed(self, url: str) -> bool:
         parts = urlsplit(url)
@@ -49,6 +55,15 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
     policy = policy or MarkdownPolicy()
     md = MarkdownIt("js-default", {"html": False, "linkify": False, "typographer": False})
     md.disable("reference")  # would let a later line change an earlier, settled block
+    if policy.math:
+        from .math import math_plugin
+
+        math_plugin(md)
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
+    # Disabled checkboxes, each inside a <label> with its item's text (its accessible name);
+    # no generated ids, so a render is the same every time.
+    tasklists_plugin(md, enabled=False, label=True)
     schemes = policy.link_schemes
     md.validateLink = lambda url: _link_ok(url, schemes)  # type: ignore[method-assign]
     hl = make_highlighter(policy.highlight)
@@ -62,11 +77,14 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
         tok = tokens[idx]
         open_fence = env.get("open_fence_line") == (tok.map[0] if tok.map else None)
         use = plain_options if open_fence or hl is None else hl_options
-        inner = default_fence(tokens, idx, use, env)
+        # Focusable: a reader on a keyboard can scroll code that is wider than the page.
+        inner = default_fence(tokens, idx, use, env).replace("<pre>", '<pre tabindex="0">', 1)
         cls = "codeblock incomplete" if open_fence else "codeblock"
+        lang = _html.escape(tok.info.strip().split(maxsplit=1)[0][:40]) if tok.info.strip() else ""
         return (
-            f'<div class="{cls}"><button class="copy" type="button" '
-            f'aria-label="Copy code">Copy</button>{inner}</div>\n'
+            f'<div class="{cls}"><div class="code-head"><span class="code-lang">{lang}</span>'
+            '<button class="copy" type="button" aria-label="Copy code">Copy</button></div>'
+            f"{inner}</div>\n"
         )
 
     def link_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:

@@ -58,6 +58,7 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0, kept: DemoAnswers | None 
         _, body = got
         try:
             prompt = demo.last_user_text(body)
+            cont = demo.continuation(body)
         except ValueError as exc:
             return json_error(400, "invalid_request", str(exc))
         try:
@@ -71,7 +72,10 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0, kept: DemoAnswers | None 
             pace = default_pace
         # Played into the answer store (a page can resume it, like the real relay's); ended
         # at once when the server shuts down (Ctrl+C must not wait for a stream).
-        script = demo.plan(fmt, prompt, seed=seed, pace=min(pace, 100.0))
+        partial = None
+        if cont is not None:  # Continue: the rest of the answer to the original prompt
+            prompt, partial = cont
+        script = demo.plan(fmt, prompt, seed=seed, pace=min(pace, 100.0), partial=partial)
         return await kept.respond(script, demo.cut_after(script, prompt))
 
     return endpoint

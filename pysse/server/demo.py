@@ -12,10 +12,18 @@ from __future__ import annotations
 import random
 from typing import Any, AnyStr, cast
 
-from ..providers import ProviderName, encode_answer, get_provider
+from ..providers import CONTINUE_INSTRUCTION, ProviderName, encode_answer, get_provider
 from ..testing.script import Script
 
-__all__ = ["COMMANDS", "Plan", "answer_for", "cut_after", "last_user_text", "plan"]
+__all__ = [
+    "COMMANDS",
+    "Plan",
+    "answer_for",
+    "continuation",
+    "cut_after",
+    "last_user_text",
+    "plan",
+]
 
 COMMANDS = {
     "help": "list these commands",
@@ -35,6 +43,7 @@ COMMANDS = {
     "slow": "a slow answer (a delta every 250 ms)",
     "xss": "hostile markdown: scripts, handlers, javascript: links, image beacons",
     "deep": "a payload nested 6,000 levels deep mid-answer (must not crash Python)",
+    "math": "math, a task list and money, rendered (MathML)",
     "echo": "/demo echo TEXT streams TEXT verbatim",
 }
 
@@ -98,6 +107,28 @@ and [vb](vbscript:msgbox) and [file](file:///etc/passwd).
 """
 
 
+MATH_ANSWER = r"""## The quadratic formula
+
+For $ax^2 + bx + c = 0$ with $a \neq 0$:
+
+$$
+x = \frac{-b \pm \sqrt{b^2 - 4ac}}{2a}
+$$
+
+The discriminant \(\Delta = b^2 - 4ac\) tells how many real roots there are.
+
+\begin{align}
+(a+b)^2 &= a^2 + 2ab + b^2 \\
+(a-b)^2 &= a^2 - 2ab + b^2
+\end{align}
+
+- [x] derive it
+- [ ] check it with $x = 2$
+
+Money stays text: it costs $5 and $10, or **$750** in total.
+"""
+
+
 def _long_answer(target: int = 30_000) -> str:
     parts = ["# A long answer\n\n"]
     i = 0
@@ -125,6 +156,8 @@ def answer_for(prompt: str) -> str:
         return _long_answer()
     if p.startswith("/demo xss"):
         return XSS_ANSWER
+    if p.startswith("/demo math") or "formula" in p.lower():
+        return MATH_ANSWER
     return RICH_ANSWER
 
 
@@ -151,15 +184,18 @@ Plan = Script
 DEMO_ERROR = "The server had an error (demo)."
 
 
-def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Script:
+def plan(
+    fmt: str, prompt: str, seed: int = 0, pace: float = 1.0, partial: str | None = None
+) -> Script:
     """What the demo relay sends for ``prompt`` in ``fmt``. ``pace`` scales every delay
-    (tests use small values to run fast)."""
+    (tests use small values to run fast). With ``partial`` (Continue, see ``continuation``)
+    the rest of the answer after it, sent normally whatever the command was."""
     rnd = random.Random(seed)
     provider = get_provider(fmt)
     name = cast(ProviderName, provider.name)
     cmd = (
         prompt.strip().removeprefix("/demo").strip().split(" ", 1)[0]
-        if prompt.strip().startswith("/demo")
+        if prompt.strip().startswith("/demo") and partial is None
         else ""
     )
     if cmd == "401":
@@ -177,6 +213,8 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Script:
         page = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
         return Script.from_bytes(page).content_type("text/html; charset=utf-8").chunked("whole")
     text = answer_for(prompt)
+    if partial is not None:
+        text = text[len(partial) :] if text.startswith(partial) else text
     deltas = split_deltas(text, rnd, 1, 12 if cmd != "long" else 40)
     kw: dict[str, Any] = {}
     if cmd == "error":
@@ -219,9 +257,20 @@ def cut_after(script: Script, prompt: str) -> int | None:
     return max(1, len(script.sent) // 3)
 
 
-def last_user_text(body: dict[str, Any]) -> str:
-    """The last user message of a request in any of the four formats. A ``ValueError`` for
-    content parts whose text is not a string (as a real provider would answer 400)."""
+def continuation(body: dict[str, Any]) -> tuple[str, str] | None:
+    """(the prompt, the partial answer) when the request asks to continue a cut-off answer:
+    a final assistant message (a prefill) or ``CONTINUE_INSTRUCTION`` after one; else None."""
+    msgs = messages_of(body)
+    if msgs and msgs[-1] == ("user", CONTINUE_INSTRUCTION):
+        msgs = msgs[:-1]
+    if len(msgs) >= 2 and msgs[-1][0] == "assistant" and msgs[-2][0] == "user":
+        return msgs[-2][1], msgs[-1][1]
+    return None
+
+
+def messages_of(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (role, text) messages of a request in any of the four formats. A ``ValueError``
+    for content parts whose text is not a string (as a real provider would answer 400)."""
 
     def text_of(content: Any) -> str:
         if isinstance(content, str):
@@ -233,19 +282,28 @@ def last_user_text(body: dict[str, Any]) -> str:
             return "".join(texts)
         return ""
 
+    def role(r: Any) -> str:
+        return "assistant" if r in ("assistant", "model") else "user" if r in (None, "user") else ""
+
     if isinstance(body.get("contents"), list):  # gemini
-        for c in reversed(body["contents"]):
-            if isinstance(c, dict) and c.get("role", "user") == "user":
-                return text_of(c.get("parts"))
-    if isinstance(body.get("messages"), list):  # openai-chat, anthropic
-        for m in reversed(body["messages"]):
-            if isinstance(m, dict) and m.get("role") == "user":
-                return text_of(m.get("content"))
-    inp = body.get("input")  # openai-responses
-    if isinstance(inp, str):
-        return inp
-    if isinstance(inp, list):
-        for m in reversed(inp):
-            if isinstance(m, dict) and m.get("role", "user") == "user":
-                return text_of(m.get("content"))
+        items = [(c.get("role"), c.get("parts")) for c in body["contents"] if isinstance(c, dict)]
+    elif isinstance(body.get("messages"), list):  # openai-chat, anthropic
+        items = [
+            (m.get("role") or "", m.get("content")) for m in body["messages"] if isinstance(m, dict)
+        ]
+    elif isinstance(body.get("input"), str):  # openai-responses
+        items = [("user", body["input"])]
+    elif isinstance(body.get("input"), list):
+        items = [(m.get("role"), m.get("content")) for m in body["input"] if isinstance(m, dict)]
+    else:
+        items = []
+    return [(role(r), text_of(c)) for r, c in items if role(r)]
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The last user message of a request in any of the four formats. A ``ValueError`` for
+    content parts whose text is not a string (as a real provider would answer 400)."""
+    for r, text in reversed(messages_of(body)):
+        if r == "user":
+            return text
     return ""

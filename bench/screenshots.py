@@ -1,0 +1,139 @@
+"""The README's screenshots, made again from the built site (``python build.py screenshots``):
+the main states of the chat page in the light and the dark theme, at desktop and phone sizes,
+and two mid-stream moments (a table arriving, a code fence still open), written to docs/.
+
+Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
+server, which stalls the stream at the right event so the picture is the same every time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import sync_playwright
+
+from pysse.server.app import create_app
+from pysse.testing import Script, ScriptServer
+from pysse.testing.browser import CHROMIUM_ARGS, find_chromium
+from pysse.testing.live import LiveServer
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+DESKTOP = {"width": 1100, "height": 760}
+PHONE = {"width": 390, "height": 760}
+
+TABLE = (
+    "Here is how the providers end a stream:\n\n| Provider | Terminal signal | Line ends |\n"
+    "|---|---|---|\n| OpenAI Chat | `data: [DONE]` | LF |\n| Anthropic | `message_stop` | LF |\n"
+    "| Gemini | `finishReason` | CRLF |\n| OpenAI Responses | `response.completed` | LF |\n"
+)
+FENCE = (
+    "Feed the bytes as they come:\n\n```python\nfrom pysse import ChatStream\n\n"
+    'cs = ChatStream("auto")\nfor chunk in response.iter_bytes():\n'
+    "    for event in cs.feed(chunk):\n        print(event)\nprint(cs.close())\n```\n\nDone.\n"
+)
+
+
+def page_for(browser: Any, base: str, theme: str, viewport: dict[str, int], **settings: Any) -> Any:
+    ctx = browser.new_context(
+        viewport=viewport,
+        color_scheme="dark" if theme == "dark" else "light",
+        device_scale_factor=1,
+    )
+    page = ctx.new_page()
+    saved = {"headers": "X-Demo-Pace: 0.05", "theme": theme, **settings}
+    page.add_init_script(
+        f"localStorage.setItem('pysse.settings.v1', {json.dumps(json.dumps(saved))})"
+    )
+    page.goto(base + "/")
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    return page
+
+
+def ask(page: Any, text: str) -> None:
+    n = page.locator("[data-role=assistant]").count()
+    page.fill("[data-role=prompt]", text)
+    page.press("[data-role=prompt]", "Enter")
+    page.wait_for_function(
+        f"() => {{ const a = document.querySelectorAll('[data-role=assistant]');"
+        f" return a.length > {n} && a[a.length - 1].dataset.state !== 'streaming'; }}",
+        timeout=60_000,
+    )
+
+
+def shoot(page: Any, name: str) -> None:
+    page.mouse.move(0, 0)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.wait_for_timeout(150)
+    page.screenshot(path=str(DOCS / name))
+    print(f"  docs/{name}")
+
+
+def stall_point(script: Script, needle: str) -> int:
+    """The first event after which the answer so far contains ``needle``."""
+    for k in range(1, script.event_count + 1):
+        if needle in script.truncate(after_event=k).chat().text:
+            return k
+    raise ValueError(f"{needle!r} never arrives")
+
+
+def midstream(browser: Any, base: str, text: str, needle: str, name: str) -> None:
+    """A moment mid-answer: the stream stalls once the text so far has ``needle``."""
+    script = Script.answer(text).chunked("event")
+    with ScriptServer() as server:
+        server.play(script.stall(after_event=stall_point(script, needle)))
+        page = page_for(browser, base, "light", DESKTOP, relay=server.url, format="openai-chat")
+        page.fill("[data-role=prompt]", "Show me")
+        page.press("[data-role=prompt]", "Enter")
+        page.wait_for_function(
+            "() => { const a = document.querySelector('[data-role=assistant]');"
+            " return a && a.querySelector('.settled, .tail').textContent.length > 0; }"
+        )
+        page.wait_for_timeout(600)
+        shoot(page, name)
+        page.click("[data-role=stop]")
+        page.context.close()
+
+
+def main() -> None:
+    site = Path(os.environ["PYSSE_SITE"])
+    DOCS.mkdir(exist_ok=True)
+    with LiveServer(create_app(site)) as live, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        for theme in ("light", "dark"):
+            page = page_for(browser, live.url, theme, DESKTOP)
+            shoot(page, f"welcome-{theme}.png")
+            ask(page, "Show me the quadratic formula and a to-do list")
+            ask(page, "hello")
+            page.click("[data-role=assistant] >> nth=1 >> [data-role=regenerate]")
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('[data-role=assistant]')].at(-1)"
+                ".dataset.state === 'completed'"
+            )
+            page.locator("[data-role=assistant] >> nth=0").scroll_into_view_if_needed()
+            page.evaluate("document.querySelector('[data-role=log]').scrollTop = 0")
+            shoot(page, f"chat-{theme}.png")
+            page.click("[data-role=assistant] >> nth=1 >> [data-role=inspect]")
+            page.wait_for_selector("[data-role=inspector]:not([hidden])")
+            page.click("[data-tab=events]")
+            shoot(page, f"inspector-{theme}.png")
+            page.context.close()
+            phone = page_for(browser, live.url, theme, PHONE)
+            ask(phone, "Show me the quadratic formula and a to-do list")
+            phone.evaluate("document.querySelector('[data-role=log]').scrollTop = 0")
+            shoot(phone, f"phone-{theme}.png")
+            phone.click("[data-role=chats-toggle]")
+            phone.wait_for_selector("body[data-chats-open='1']")
+            phone.wait_for_timeout(300)
+            shoot(phone, f"phone-chats-{theme}.png")
+            phone.context.close()
+        midstream(browser, live.url, TABLE, "| Gemini | `fini", "midstream-table-arriving.png")
+        midstream(browser, live.url, FENCE, "    for event in", "midstream-fence-open.png")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()

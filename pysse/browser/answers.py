@@ -1,0 +1,335 @@
+"""Answers: what the page sends and what comes back into the conversation. Starting an
+answer (a message, Regenerate, Edit, Continue: each sends exactly the conversation up to that
+point), finishing it (stored with its speed and, if kept, its recording), the queue of messages
+typed while an answer streams, answers saved while in flight, and replays of recorded bytes.
+The ``App`` owns the page; this owns the answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import js
+from pyodide.ffi import create_proxy
+
+from ..inspector import cut
+from ..page.conversation import Conversation, Message
+from ..page.message_view import announcement
+from ..page.recording import RECORDING_MAX, Recording
+from ..page.request import body_format, build_body, parse_header_lines
+from ..providers import get_provider
+from .dom import attr, js_obj, q, run_sliced, spawn
+from .inspector_panel import WHOLE_MAX, Restored
+from .turn import Turn
+
+if TYPE_CHECKING:
+    from .app import App
+
+__all__ = ["Answers"]
+
+
+class Answers:
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.turns: list[Turn] = []  # every answer streamed by this page, replays included
+        # (chat id, message id) -> the Turn that streamed it in this page
+        self.live: dict[tuple[str, str], Turn] = {}
+        self.streaming: dict[str, Turn] = {}  # chat id -> its answer still streaming
+        self.active: list[Turn] = []  # every streaming answer, replays included
+        self.queue: list[tuple[str, Any]] = []  # (text, its bubble): sent when the answer ends
+        self.recordings: dict[str, dict[str, Recording]] = {}  # chat id -> message id -> rec
+
+    @property
+    def current(self) -> Turn | None:
+        """The open chat's streaming answer."""
+        return self.streaming.get(self.app.conv.id)
+
+    def save_in_flight(self, turn: Turn) -> None:
+        """What arrived so far, the relay's answer id and URL and the bytes, for a reattach
+        after a reload (``reattach``)."""
+        conv = self.app.chats.convs.get(turn.chat_id)
+        if conv is None or turn.message_id not in conv.messages or turn.state != "streaming":
+            return
+        conv.finish(
+            turn.message_id, self._text(turn), "streaming", relay_id=turn.answer_id, url=turn.url
+        )
+        self.app.chats.save(conv)
+        rec = turn.recording()
+        if rec.size <= RECORDING_MAX:
+            spawn(self.app.chats.store.save_recording(conv.id, turn.message_id, rec))
+
+    async def load_recordings(self, chat_id: str) -> None:
+        found = await self.app.chats.store.load_recordings(chat_id)
+        self.recordings[chat_id] = {**found, **self.recordings.get(chat_id, {})}
+
+    def recordings_of(self, conv: Conversation) -> dict[str, Recording]:
+        recs = dict(self.recordings.get(conv.id, {}))
+        for (chat_id, mid), turn in self.live.items():
+            if chat_id == conv.id and turn.state != "streaming":
+                recs[mid] = turn.recording()
+        return recs
+
+    def answer(self, user: Message) -> None:
+        answer = self.app.conv.start_answer(user.id)
+        el = self.start_turn(self.app.conv, answer, self.app.conv.history(user.id))
+        self.app.log.appendChild(el)
+        self.app.scroll.follow()
+
+    def start_turn(
+        self,
+        conv: Conversation,
+        answer: Message,
+        history: list[tuple[str, str]],
+        partial: str | None = None,
+    ) -> Any:
+        """Send ``history`` (and, to continue, the partial answer) and stream the answer into
+        a new element, returned for the caller to place."""
+        el = self.app.view.new_assistant()
+        el.dataset.id = answer.id
+        turn = Turn(self.app, history, el)
+        turn.chat_id, turn.message_id = conv.id, answer.id
+        self.turns.append(turn)
+        self.active.append(turn)
+        self.live[conv.id, answer.id] = turn
+        self.streaming[conv.id] = turn
+        s = self.app.settings
+        url = self.app.form.resolved_url() or ""
+        fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
+        messages = history
+        if partial is not None:
+            turn.continue_from(partial)
+            messages = get_provider(fmt).continue_messages(history, partial)
+        body = build_body(fmt, messages, model=s["model"], system=s["system"])
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        headers.update(parse_header_lines(s["headers"]))
+        turn.url, turn.body_format, turn.sent_headers = url, fmt, headers
+        el.dataset.url = url
+        turn.handle = js.pysseBridge.start(
+            url,
+            js_obj(headers),
+            json.dumps(body),
+            create_proxy(turn),
+            int(s["first_byte_s"]) * 1000,
+            int(s["idle_s"]) * 1000,
+            int(s["content_s"]) * 1000,
+        )
+        self.app.chats.save(conv)
+        self.app.update_stop()
+        self.app.start_ticker()
+        if conv is self.app.conv:
+            self.app.view.refresh(conv)
+        self.app.after_render()
+        return el
+
+    def turn_finished(self, turn: Turn) -> None:
+        if turn in self.active:
+            self.active.remove(turn)
+        self.app.inspector.turn_finished(turn)
+        if turn.replay:
+            return
+        if self.streaming.get(turn.chat_id) is turn:
+            del self.streaming[turn.chat_id]
+        self.app.view.show_speed(turn.el, turn.speed.view(turn.now()))
+        self.app.announce(announcement(turn.state, turn.last_note))
+        conv = self.app.chats.convs.get(turn.chat_id)
+        if conv is None or turn.message_id not in conv.messages:
+            return
+        u = turn.cs.usage
+        conv.finish(
+            turn.message_id,
+            self._text(turn),
+            turn.state,
+            detail=turn.last_note,
+            format=turn.cs.detected_format,
+            usage=(u.input_tokens, u.output_tokens) if u else None,
+            speed=turn.speed.summary(turn.now()),
+            relay_id=turn.answer_id,
+            url=turn.url,
+        )
+        self.app.chats.save(conv)
+        self._keep_recording(conv, turn)
+        if conv is not self.app.conv:
+            return
+        self.app.update_stop()
+        self.app.view.refresh(conv)
+        if self.queue:
+            text, bubble = self.queue.pop(0)
+            msg = conv.add_user(text)
+            bubble.dataset.id = msg.id
+            bubble.dataset.queued = ""
+            self.answer(msg)
+
+    @staticmethod
+    def _text(turn: Turn) -> str:
+        """The answer's text to keep: a reattached answer whose saved bytes were lost (not
+        stored, or over the cap) and that could not be resumed must not lose the text it
+        had before the reload."""
+        text = turn.text
+        return turn.saved_text if len(text) < len(turn.saved_text) else text
+
+    # -- after a reload: reattach to answers the relay is still keeping (issue #12) -------------
+
+    async def reattach_all(self, conv: Conversation) -> None:
+        """Reattach every answer of the open chat that was streaming when the page closed."""
+        url = self.app.form.resolved_url() or ""
+        found = conv.reattachable(url)
+        if not found:
+            return
+        try:
+            recs = await self.app.chats.store.load_recordings(conv.id)
+        except Exception:  # no recordings: the relay replays the answer from its first byte
+            recs = {}
+        for msg in found:
+            rec = recs.get(msg.id)
+            saved = rec.raw() if rec is not None and rec.answer_id == msg.answer_id else b""
+            self.reattach(conv, msg, saved)
+
+    def reattach(self, conv: Conversation, msg: Message, received: bytes) -> Turn:
+        """Continue answer ``msg`` from the relay that keeps it: the ``received`` bytes (saved
+        before the reload) are parsed again, then the relay sends the rest from that byte on,
+        so the text ends identical to an uninterrupted stream. An answer the relay no longer
+        keeps ends ``truncated`` ("could not resume: ..."), its text kept."""
+        el = self.app.view.new_assistant()
+        el.dataset.id = msg.id
+        turn = Turn(self.app, conv.history(msg.parent or ""), el)
+        turn.chat_id, turn.message_id = conv.id, msg.id
+        turn.saved_text = msg.text
+        turn.url, turn.answer_id = msg.url, msg.answer_id
+        el.dataset.url, el.dataset.answerId = msg.url, msg.answer_id
+        msg.state, msg.in_flight = "streaming", False
+        self.turns.append(turn)
+        self.active.append(turn)
+        self.live[conv.id, msg.id] = turn
+        self.streaming[conv.id] = turn
+        old = self.app.log.querySelector(f"[data-id='{msg.id}']")
+        if old is not None:
+            old.replaceWith(el)
+        if received:
+            turn.feed_bytes(received)
+        if turn.state == "streaming":  # else the saved bytes held the whole answer
+            s = self.app.settings
+            headers = {"accept": "text/event-stream", **parse_header_lines(s["headers"])}
+            turn.sent_headers = headers
+            turn.handle = js.pysseBridge.reattach(
+                turn.url,
+                js_obj(headers),
+                turn.answer_id,
+                len(received),
+                create_proxy(turn),
+                int(s["first_byte_s"]) * 1000,
+                int(s["idle_s"]) * 1000,
+                int(s["content_s"]) * 1000,
+            )
+            self.app.update_stop()
+            self.app.start_ticker()
+        self.app.view.refresh(conv)
+        self.app.after_render()
+        return turn
+
+    def _keep_recording(self, conv: Conversation, turn: Turn) -> None:
+        store = self.app.chats.store
+        rec = turn.recording()
+        if self.app.settings["keep_recordings"] == "yes" and rec.size <= RECORDING_MAX:
+            self.recordings.setdefault(conv.id, {})[turn.message_id] = rec
+            spawn(store.save_recording(conv.id, turn.message_id, rec))
+        else:
+            spawn(store.delete_recording(conv.id, turn.message_id))
+
+    def stop(self) -> None:
+        if self.current is not None:
+            self.current.stop()
+
+    def can_send(self) -> bool:
+        if self.current is not None:
+            return False
+        problem = self.app.setup_problem()
+        if problem:
+            self.app.show_notice(problem)
+        return problem is None
+
+    def regenerate(self, answer_id: str) -> None:
+        """Another version of an answer, replying to the conversation up to its question."""
+        if not self.can_send():
+            return
+        conv = self.app.conv
+        answer = conv.regenerate(answer_id)
+        self.start_turn(conv, answer, conv.history(answer.parent or ""))
+        self.app.view.show(conv)
+
+    def edit_and_send(self, user_id: str, text: str) -> None:
+        """A changed question: a new branch from there on (the old one stays a version)."""
+        if not self.can_send():
+            self.app.actions.cancel_edit()
+            return
+        conv = self.app.conv
+        user = conv.edit(user_id, text)
+        answer = conv.start_answer(user.id)
+        self.start_turn(conv, answer, conv.history(user.id))
+        self.app.view.show(conv)
+
+    def continue_answer(self, answer_id: str) -> None:
+        """Ask for the rest of a cut-off answer; the new text joins it in place."""
+        if not self.can_send():
+            return
+        conv = self.app.conv
+        history, partial = conv.continue_from(answer_id)
+        if history and history[-1] == ("assistant", partial):
+            history = history[:-1]  # continue_messages adds the partial answer its own way
+        old = self.app.log.querySelector(f"[data-id='{answer_id}']")
+        el = self.start_turn(conv, conv.messages[answer_id], history, partial=partial)
+        if old is not None:
+            old.replaceWith(el)
+        self.app.view.refresh(conv)
+
+    def source_of(self, art: Any) -> Turn | Restored | None:
+        """What the inspector reads for an answer on screen: its live Turn, or its stored
+        recording (None if none was kept)."""
+        turn = next((t for t in self.turns if t.el == art), None)
+        if turn is not None:
+            return turn
+        mid = attr(art, "data-id")
+        turn = self.live.get((self.app.conv.id, mid))
+        if turn is not None:
+            return turn
+        rec = self.recordings.get(self.app.conv.id, {}).get(mid)
+        return Restored(rec) if rec is not None else None
+
+    def replay(self, data: bytes, chunk: int, delay_ms: int, label: str) -> Turn:
+        """Play recorded bytes through the same parser and renderer, at a chunk size."""
+        el = self.app.view.new_assistant()
+        el.dataset.replay = "1"
+        self.app.log.appendChild(el)
+        q(".status", el).textContent = f"Replaying {label}…"
+        turn = Turn(self.app, [], el, replay=True)
+        self.turns.append(turn)
+        self.active.append(turn)
+        self.app.view.set_empty(False)
+        spawn(self._play(turn, data, chunk, delay_ms))
+        return turn
+
+    async def _play(self, turn: Turn, data: bytes, chunk: int, delay_ms: int) -> None:
+        if delay_ms:
+            for piece in cut(data, chunk):
+                if turn.state != "streaming":
+                    return
+                turn.feed_bytes(piece)
+                await asyncio.sleep(delay_ms / 1000)
+        else:
+            await run_sliced(self._feed_steps(turn, data, chunk))
+        if turn.state == "streaming":
+            turn.on_end()
+
+    @staticmethod
+    def _feed_steps(turn: Turn, data: bytes, chunk: int) -> Generator[None, None, None]:
+        """Feed a replay, pausing every so often (``run_sliced`` lets the page breathe)."""
+        # "Whole" means one piece, up to a size one task can parse without a visible freeze.
+        size = chunk if chunk > 0 else min(max(len(data), 1), WHOLE_MAX)
+        for n, i in enumerate(range(0, len(data), size)):
+            if turn.state != "streaming":
+                return
+            turn.feed_bytes(data[i : i + size])
+            if n % 64 == 63 or size >= 1 << 16:
+                yield

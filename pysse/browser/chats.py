@@ -1,0 +1,240 @@
+"""The chat list (a sidebar, a drawer on small screens): new, switch, rename, delete, delete
+all, export as Markdown or JSON, import JSON. It owns the loaded conversations and writes every
+change through to storage (``storage.py``); the rules are in ``page.chats``."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+import js
+
+from ..page.chats import (
+    IMPORT_MAX,
+    ChatSummary,
+    export_filename,
+    export_json,
+    new_chat_id,
+    parse_import,
+)
+from ..page.conversation import Conversation, ImportError_
+from .dom import attr, download, q, spawn
+from .storage import ChatStore
+
+if TYPE_CHECKING:
+    from .app import App
+
+__all__ = ["ChatList"]
+
+
+class ChatList:
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.store = ChatStore(app.storage_problem)
+        self.rows: dict[str, ChatSummary] = {}
+        self.convs: dict[str, Conversation] = {}  # loaded: the open chat, chats still streaming
+        self.list_el = q("[data-role=chat-list]")
+
+    def bind(self) -> None:
+        on = self.app.listeners.on
+        on(self.list_el, "click", self._on_click)
+        on(self.list_el, "keydown", self._on_key)
+        on(q("[data-role=chats-toggle]"), "click", lambda e: self.toggle())
+        on(q("[data-role=chats-close]"), "click", lambda e: self.close_drawer())
+        on(q("[data-role=chats-backdrop]"), "click", lambda e: self.close_drawer())
+        on(q("[data-role=delete-all]"), "click", lambda e: spawn(self.delete_all()))
+        on(q("[data-role=export-md]"), "click", lambda e: self.export("md"))
+        on(q("[data-role=export-json]"), "click", lambda e: self.export("json"))
+        on(q("[data-role=import]"), "change", self._on_import)
+
+    # -- loading and saving --------------------------------------------------------------------
+
+    async def load(self) -> Conversation:
+        """The list and the chat that was open, or a new one (storage failing: a new one)."""
+        if await self.store.open():
+            for row in await self.store.list_chats():
+                self.rows[row.id] = row
+            current = await self.store.current()
+            conv = await self.store.load_chat(current) if current in self.rows else None
+            if conv is not None:
+                self.convs[conv.id] = conv
+                self.render()
+                return conv
+        self.render()
+        return self.new_conversation()
+
+    def new_conversation(self) -> Conversation:
+        conv = Conversation(new_chat_id())
+        self.convs[conv.id] = conv
+        return conv
+
+    def save(self, conv: Conversation) -> None:
+        """Write a changed conversation through (an empty one is not listed or stored)."""
+        if not conv.messages:
+            return
+        self.rows[conv.id] = ChatSummary.of(conv)
+        spawn(self.store.save_chat(conv))
+        self.render()
+
+    def set_current(self, conv: Conversation) -> None:
+        spawn(self.store.set_current(conv.id))
+        self.render()
+
+    async def get(self, chat_id: str) -> Conversation | None:
+        conv = self.convs.get(chat_id)
+        if conv is None:
+            conv = await self.store.load_chat(chat_id)
+            if conv is not None:
+                self.convs[chat_id] = conv
+        return conv
+
+    # -- the list ------------------------------------------------------------------------------
+
+    def render(self) -> None:
+        current = self.app.conv.id if getattr(self.app, "conv", None) else ""
+        items = []
+        for row in sorted(self.rows.values(), key=lambda r: (-r.updated, r.id)):
+            name = html.escape(row.label)
+            mark = ' aria-current="true"' if row.id == current else ""
+            items.append(
+                f'<li data-chat="{html.escape(row.id)}"{mark}>'
+                f'<button type="button" class="chat-open" data-role="chat-open">{name}</button>'
+                f'<button type="button" class="chat-rename" data-role="chat-rename" '
+                f'aria-label="Rename {name}" title="Rename">✎</button>'
+                f'<button type="button" class="chat-delete" data-role="chat-delete" '
+                f'aria-label="Delete {name}" title="Delete">✕</button></li>'
+            )
+        empty = '<li class="empty">No saved chats yet.</li>'
+        self.list_el.innerHTML = "".join(items) or empty
+
+    def _on_click(self, e: Any) -> None:
+        btn = e.target.closest("button")
+        item = e.target.closest("li[data-chat]")
+        if btn is None or item is None:
+            return
+        chat_id = attr(item, "data-chat")
+        role = btn.getAttribute("data-role")
+        if role == "chat-open":
+            spawn(self.app.switch_to(chat_id))
+            self.close_drawer()
+        elif role == "chat-rename":
+            self.start_rename(item, chat_id)
+        elif role == "chat-delete":
+            spawn(self.delete(chat_id))
+
+    def start_rename(self, item: Any, chat_id: str) -> None:
+        row = self.rows[chat_id]
+        box = js.document.createElement("input")
+        box.value = row.title
+        box.setAttribute("aria-label", "Chat name")
+        box.dataset.role = "chat-title"
+        item.replaceChildren(box)
+        box.focus()
+        box.select()
+
+    def _on_key(self, e: Any) -> None:
+        box = e.target
+        if box.getAttribute("data-role") != "chat-title":
+            return
+        if e.key == "Enter":
+            e.preventDefault()
+            spawn(self.rename(attr(box.closest("li"), "data-chat"), str(box.value)))
+        elif e.key == "Escape":
+            e.stopPropagation()
+            self.render()
+
+    async def rename(self, chat_id: str, title: str) -> None:
+        conv = await self.get(chat_id)
+        if conv is not None:
+            conv.rename(title)
+            self.save(conv)
+        self.render()
+
+    async def delete(self, chat_id: str) -> None:
+        row = self.rows.get(chat_id)
+        if row is None or not js.confirm(f"Delete the chat “{row.label}”? This cannot be undone."):
+            return
+        self.rows.pop(chat_id, None)
+        self.convs.pop(chat_id, None)
+        await self.store.delete_chat(chat_id)
+        if self.app.conv.id == chat_id:
+            await self.app.switch_to(None)
+        self.render()
+
+    async def delete_all(self) -> None:
+        if not self.rows or not js.confirm(
+            f"Delete all {len(self.rows)} chats and their recordings? This cannot be undone."
+        ):
+            return
+        self.rows.clear()
+        self.convs = {k: v for k, v in self.convs.items() if k == self.app.conv.id}
+        await self.store.delete_all()
+        await self.app.switch_to(None)
+        self.render()
+
+    # -- the drawer (small screens) ------------------------------------------------------------
+
+    def toggle(self) -> None:
+        if attr(js.document.body, "data-chats-open") == "1":
+            self.close_drawer()
+        else:
+            js.document.body.dataset.chatsOpen = "1"
+            q("[data-role=chats-backdrop]").hidden = False
+            q("[data-role=chats-toggle]").setAttribute("aria-expanded", "true")
+            first = q("[data-role=chat-list] button") or q("[data-role=chats-close]")
+            first.focus()
+
+    @property
+    def drawer_open(self) -> bool:
+        return bool(attr(js.document.body, "data-chats-open") == "1")
+
+    def close_drawer(self) -> None:
+        if not self.drawer_open:
+            return
+        js.document.body.dataset.chatsOpen = ""
+        q("[data-role=chats-backdrop]").hidden = True
+        toggle = q("[data-role=chats-toggle]")
+        toggle.setAttribute("aria-expanded", "false")
+        if js.getComputedStyle(toggle).display != "none":
+            toggle.focus()
+
+    # -- files ---------------------------------------------------------------------------------
+
+    def export(self, kind: str) -> None:
+        conv = self.app.conv
+        if not conv.messages:
+            self.app.show_notice("Nothing to export yet: this chat is empty.")
+            return
+        name = export_filename(conv.title or "chat", kind)
+        if kind == "md":
+            download(name, conv.to_markdown(), "text/markdown")
+        else:
+            recs = {
+                m: r for m, r in self.app.answers.recordings_of(conv).items() if m in conv.messages
+            }
+            download(name, export_json(conv, recs), "application/json")
+
+    def _on_import(self, e: Any) -> None:
+        files = e.target.files
+        if files.length:
+            spawn(self._import(files.item(0)))
+        e.target.value = ""
+
+    async def _import(self, file: Any) -> None:
+        if int(file.size) > IMPORT_MAX:  # refused before reading: reading it is the freeze
+            self.app.show_notice(
+                f"Could not import {file.name}: larger than {IMPORT_MAX >> 20} MiB."
+            )
+            return
+        try:
+            conv, recs = parse_import(str(await file.text()), set(self.rows))
+        except ImportError_ as exc:
+            self.app.show_notice(f"Could not import {file.name}: {exc}")
+            return
+        self.convs[conv.id] = conv
+        self.save(conv)
+        for mid, rec in recs.items():
+            spawn(self.store.save_recording(conv.id, mid, rec))
+        self.app.answers.recordings[conv.id] = dict(recs)
+        await self.app.switch_to(conv.id)
+        self.close_drawer()

@@ -1,0 +1,163 @@
+"""The Settings panel and the theme: the form bound to ``page.settings``, saved in
+``localStorage``; the relay URL checked as it is typed; with Format auto, the relay asked which
+format it speaks; the theme (system, light, dark) applied to ``<html data-theme>``."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import js
+
+from ..page.diagnose import label
+from ..page.request import (
+    advertised_format,
+    body_format,
+    check_relay_url,
+    has_demo,
+    needs_format_probe,
+    relay_url,
+)
+from ..page.settings import CHOICES, DEFAULTS, SETTINGS_KEY, coerce, dump_settings, load_settings
+from .dom import q, spawn
+
+if TYPE_CHECKING:
+    from .app import App
+
+__all__ = ["SettingsForm"]
+
+THEME_NEXT = {"system": "light", "light": "dark", "dark": "system"}
+
+
+class SettingsForm:
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.site = app.site
+        self.learned: dict[str, str] = {}  # relay URL -> the format it advertised
+        self.settings = load_settings(self._stored(), self.site)
+
+    @staticmethod
+    def _stored() -> str | None:
+        try:
+            return str(js.localStorage.getItem(SETTINGS_KEY) or "") or None
+        except Exception:  # storage disabled: start from the defaults
+            return None
+
+    def bind(self) -> None:
+        on = self.app.listeners.on
+        on(q("[data-role=settings]"), "change", self.read_form)
+        on(q("[data-role=theme]"), "click", lambda e: self.set_theme(THEME_NEXT[self.theme]))
+        self.fill()
+        self.apply_theme()
+        self.probe_format()
+
+    def fill(self) -> None:
+        for key, value in self.settings.items():
+            el = q(f"[data-setting={key}]")
+            if el is not None:
+                el.value = str(value)
+        self.update_relay_hint()
+
+    def update_relay_hint(self) -> None:
+        el = q("[data-role=relay-url]")
+        if el is not None:
+            default = self.resolved_url(ignore_setting=True)
+            el.placeholder = f"{default}  (default)" if default else "not set: see the notice"
+        problem = check_relay_url(str(self.settings["relay"]))
+        err = q("[data-role=relay-url-error]")
+        if err is not None:
+            err.textContent = problem or ""
+            err.hidden = not problem
+        if el is not None:
+            el.setAttribute("aria-invalid", "true" if problem else "false")
+        for sel in ("[data-role=demo-hint]", "[data-role=demo-example]"):
+            hint = q(sel)
+            if hint is not None:
+                hint.hidden = not has_demo(self.site)
+        if not has_demo(self.site):
+            self.app.prompt.placeholder = "Ask something  (Enter sends, Shift+Enter: new line)"
+
+    def read_form(self, *_: Any) -> None:
+        before = (self.settings["relay"], self.settings["format"])
+        for key in DEFAULTS:
+            el = q(f"[data-setting={key}]")
+            if el is not None:
+                self.settings[key] = coerce(key, el.value)
+        self.save()
+        self.update_relay_hint()
+        self.apply_theme()
+        if (self.settings["relay"], self.settings["format"]) != before:
+            self.probe_format()
+
+    def save(self) -> None:
+        # Storage may be disabled; the settings still apply to this page.
+        with contextlib.suppress(Exception):
+            js.localStorage.setItem(SETTINGS_KEY, dump_settings(self.settings, self.site))
+
+    # -- theme ---------------------------------------------------------------------------------
+
+    @property
+    def theme(self) -> str:
+        return str(self.settings["theme"])
+
+    def set_theme(self, theme: str) -> None:
+        self.settings["theme"] = theme if theme in CHOICES["theme"] else "system"
+        self.save()
+        el = q("[data-setting=theme]")
+        if el is not None:
+            el.value = self.theme
+        self.apply_theme()
+
+    def apply_theme(self) -> None:
+        root = js.document.documentElement
+        if self.theme == "system":
+            root.removeAttribute("data-theme")
+        else:
+            root.dataset.theme = self.theme
+        btn = q("[data-role=theme]")
+        if btn is not None:
+            nxt = THEME_NEXT[self.theme]
+            btn.setAttribute("aria-label", f"Theme: {self.theme} (switch to {nxt})")
+            btn.title = f"Theme: {self.theme}; press for {nxt}"
+
+    # -- where requests go ---------------------------------------------------------------------
+
+    def resolved_url(self, ignore_setting: bool = False) -> str | None:
+        setting = "" if ignore_setting else str(self.settings["relay"])
+        fmt = body_format(self.settings["format"], self.site)
+        return relay_url(setting, fmt, self.site, js.location.origin)
+
+    def probe_format(self) -> None:
+        """With Format auto, ask the relay which format it speaks (a GET: no preflight, no
+        key used) so the first message is already written in it."""
+        s = self.settings
+        url = self.resolved_url()
+        if url is None or url in self.learned or check_relay_url(str(s["relay"])):
+            return
+        if needs_format_probe(s["format"], str(s["relay"]), self.site):
+            spawn(self._learn_from_probe(url))
+
+    async def _learn_from_probe(self, url: str) -> None:
+        found = await js.pysseBridge.probe(url)
+        fmt = advertised_format(str(found.text)) if found.reached else None
+        if fmt is not None:
+            self.learned.setdefault(url, fmt)
+            js.document.body.dataset.relayFormat = fmt
+
+    def learn_format(self, url: str, fmt: str) -> bool:
+        """The relay at ``url`` says it speaks ``fmt`` (X-Pysse-Format). Later requests use
+        it; a chosen Format that disagrees is switched to it (the relay knows, a saved value
+        may be stale). True if the Format setting changed."""
+        self.learned[url] = fmt
+        if self.settings["format"] in ("auto", fmt):
+            return False
+        self.settings["format"] = fmt
+        self.save()
+        el = q("[data-setting=format]")
+        if el is not None:
+            el.value = fmt
+        self.app.show_notice(
+            f"Format is now {label(fmt)}: the relay at {url} says it speaks that. Press "
+            "Regenerate to send again."
+        )
+        return True

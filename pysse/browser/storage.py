@@ -1,0 +1,157 @@
+"""Chats in IndexedDB (``web/store.js``), with the page working on in memory when storage is
+missing or fails (private browsing, a full disk): the first failure is reported once, in
+words (``page.chats.storage_problem``), and nothing is lost from the page.
+
+Stores: ``chats`` (the list's rows, cheap to list), ``bodies`` (each conversation's JSON),
+``recordings`` (``chat/message`` → metadata JSON + the bytes), ``meta`` (the open chat, the
+recordings' index for the total cap).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import js
+from pyodide.ffi import JsException, to_js
+
+from ..jsonsafe import loads_bounded
+from ..page.chats import ChatSummary, storage_problem
+from ..page.conversation import Conversation, ImportError_
+from ..page.recording import TOTAL_MAX, Recording, RecordingError, evict
+from .dom import js_obj
+
+__all__ = ["ChatStore"]
+
+
+def _rec_key(chat_id: str, message_id: str) -> str:
+    return f"{chat_id}/{message_id}"
+
+
+class ChatStore:
+    """Async reads and writes of chats; every method is safe to call when storage is off."""
+
+    def __init__(self, on_problem: Callable[[str], None]) -> None:
+        self.on_problem = on_problem
+        self.ok = False
+        self.problem = ""
+
+    def _fail(self, exc: BaseException) -> None:
+        name = str(getattr(exc, "name", "") or type(exc).__name__)
+        message = str(getattr(exc, "message", "") or exc)
+        self.ok = False
+        if not self.problem:
+            self.problem = storage_problem(name, message)
+            self.on_problem(self.problem)
+
+    async def _call(self, method: str, *args: Any) -> Any:
+        if not self.ok:
+            return None
+        try:
+            return await getattr(js.pysseStore, method)(*args)
+        except (JsException, AttributeError, TypeError) as exc:
+            self._fail(exc)
+            return None
+
+    async def open(self) -> bool:
+        store = getattr(js.window, "pysseStore", None)
+        if store is None:
+            self._fail(RuntimeError("store.js did not load"))
+            return False
+        try:
+            await store.open()
+        except JsException as exc:
+            self._fail(exc)
+            return False
+        self.ok = True
+        return True
+
+    # -- chats ---------------------------------------------------------------------------------
+
+    async def list_chats(self) -> list[ChatSummary]:
+        rows = await self._call("all", "chats")
+        out = []
+        for raw in rows or []:
+            try:
+                row = ChatSummary.from_json(loads_bounded(str(raw)))
+            except ValueError:
+                continue
+            if row is not None:
+                out.append(row)
+        return out
+
+    async def load_chat(self, chat_id: str) -> Conversation | None:
+        raw = await self._call("get", "bodies", chat_id)
+        if raw is None:
+            return None
+        try:
+            return Conversation.from_json(loads_bounded(str(raw)))
+        except (ValueError, ImportError_):
+            return None  # a damaged record: the chat is skipped, the page goes on
+
+    async def save_chat(self, conv: Conversation) -> None:
+        await self._call("put", "bodies", conv.id, json.dumps(conv.to_json()))
+        await self._call("put", "chats", conv.id, json.dumps(ChatSummary.of(conv).to_json()))
+
+    async def delete_chat(self, chat_id: str) -> None:
+        await self._call("del", "chats", chat_id)
+        await self._call("del", "bodies", chat_id)
+        await self._call("delPrefix", "recordings", chat_id + "/")
+        index = [row for row in await self._index() if not row[0].startswith(chat_id + "/")]
+        await self._call("put", "meta", "recordings", json.dumps(index))
+
+    async def delete_all(self) -> None:
+        await self._call("clear")
+
+    async def current(self) -> str:
+        got = await self._call("get", "meta", "current")
+        return str(got) if got is not None else ""
+
+    async def set_current(self, chat_id: str) -> None:
+        await self._call("put", "meta", "current", chat_id)
+
+    # -- recordings ----------------------------------------------------------------------------
+
+    async def _index(self) -> list[tuple[str, int, float]]:
+        raw = await self._call("get", "meta", "recordings")
+        try:
+            rows = loads_bounded(str(raw)) if raw is not None else []
+        except ValueError:
+            rows = []
+        return [
+            (str(r[0]), int(r[1]), float(r[2]))
+            for r in rows
+            if isinstance(r, list) and len(r) == 3 and isinstance(r[1], int)
+        ]
+
+    async def save_recording(self, chat_id: str, message_id: str, rec: Recording) -> None:
+        """Keep a recording; the oldest are dropped when all of them pass ``TOTAL_MAX``."""
+        key = _rec_key(chat_id, message_id)
+        meta, data = rec.pack()
+        value = js_obj({"meta": json.dumps(meta), "bytes": to_js(data)})
+        await self._call("put", "recordings", key, value)
+        index = [row for row in await self._index() if row[0] != key]
+        index.append((key, len(data), float(js.Date.now())))
+        for old in evict(index, TOTAL_MAX):
+            await self._call("del", "recordings", old)
+            index = [row for row in index if row[0] != old]
+        await self._call("put", "meta", "recordings", json.dumps(index))
+
+    async def delete_recording(self, chat_id: str, message_id: str) -> None:
+        await self._call("del", "recordings", _rec_key(chat_id, message_id))
+
+    async def load_recordings(self, chat_id: str) -> dict[str, Recording]:
+        keys = await self._call("keys", "recordings")
+        values = await self._call("getPrefix", "recordings", chat_id + "/")
+        if keys is None or values is None:
+            return {}
+        mine = sorted(str(k) for k in keys if str(k).startswith(chat_id + "/"))
+        out: dict[str, Recording] = {}
+        for key, value in zip(mine, values, strict=False):  # both in key order
+            try:
+                meta = loads_bounded(str(value.meta))
+                out[key.split("/", 1)[1]] = Recording.unpack(meta, value.bytes.to_bytes())
+            except (ValueError, RecordingError, AttributeError):
+                continue
+        return out

@@ -1,0 +1,64 @@
+"""What a message on screen offers and says: its action buttons, its version control, and the
+one announcement a screen reader hears when an answer ends. Pure; ``browser/log_view.py``
+applies it to the DOM.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["Action", "actions", "announcement", "state_label", "versions_label"]
+
+Action = Literal["copy", "regenerate", "continue", "edit", "inspect", "versions"]
+
+STATE_LABEL = {
+    "streaming": "Streaming…",
+    "completed": "Done",
+    "truncated": "Truncated",
+    "error": "Error",
+    "aborted": "Stopped",
+}
+
+
+def state_label(state: str) -> str:
+    return STATE_LABEL.get(state, state)
+
+
+def actions(
+    role: str, state: str, *, busy: bool, has_text: bool, versions: int, replay: bool = False
+) -> set[Action]:
+    """The actions a message shows. ``busy``: an answer is streaming in this chat (nothing
+    that sends may start, and the streaming answer itself offers only Inspect)."""
+    out: set[Action] = set()
+    if versions > 1:
+        out.add("versions")
+    if replay:
+        return {"inspect"}
+    if role == "user":
+        if not busy:
+            out.add("edit")
+        return out
+    out.add("inspect")
+    if state == "streaming":
+        return out - {"versions"}
+    if has_text:
+        out.add("copy")
+    if not busy:
+        out.add("regenerate")
+        if state in ("truncated", "aborted", "error") and has_text:
+            out.add("continue")
+    return out
+
+
+def versions_label(position: int, count: int) -> str:
+    """The ‹ 2/3 › control's text and its accessible name."""
+    return f"{position}/{count}"
+
+
+def announcement(state: str, note: str) -> str:
+    """The polite status message for an answer that ended (``note`` is its status line)."""
+    if state == "completed":
+        return "Answer complete."
+    if state == "aborted":
+        return "Answer stopped."
+    return note if note.endswith(".") else note + "."

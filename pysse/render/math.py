@@ -1,0 +1,283 @@
+"""Math in answers: ``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]`` and amsmath environments,
+parsed by mdit-py-plugins and turned into MathML by latex2mathml, in pure Python.
+
+Why it is built this way:
+
+* **The LaTeX is model output**, so latex2mathml's result is not inserted as it comes: its
+  string form un-escapes text (``\\text{<img onerror=…>}`` becomes a real ``<img>`` inside an
+  ``<mtext>``, an HTML integration point) and it copies ``\\href``, ``\\style``, ``\\class`` and
+  ``\\color`` arguments into attributes. We take its element tree instead and write it out
+  ourselves: allow-listed MathML elements and attributes only, attribute values from a
+  small alphabet, every text node escaped. Nothing from the source can become active HTML,
+  a link, a style or a request.
+* **Bounded work**: a formula longer than ``MAX_TEX`` characters or nested deeper than
+  ``MAX_DEPTH`` is shown as its source, and conversion errors (incomplete LaTeX while an
+  answer streams, unsupported commands) also show the source. Results are cached, so the
+  streaming tail, re-rendered every frame, converts each formula once.
+* **Currency is not math** (Pandoc's rule): an inline ``$`` opens math only if a non-space
+  follows it, closes only if a non-space precedes it and no digit follows it; so ``$5 and
+  $10``, ``**$750**`` and ``$5-$10`` stay text.
+* **Block math never reaches past a blank line**: an opening ``$$``, ``\\[`` or
+  ``\\begin{env}`` line looks for its end only up to the next blank line, and one that is not
+  closed by then is plain text up to it. So whether a block is math is decided by the lines
+  up to that blank line, never by lines after it: a settled block never changes, and the
+  streaming renderer's final state equals a one-shot render.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+from xml.etree.ElementTree import Element
+
+from markdown_it import MarkdownIt
+
+__all__ = ["BLOCK_OPEN", "MAX_DEPTH", "MAX_TEX", "math_plugin", "tex_to_html"]
+
+MAX_TEX = 1000  # characters of LaTeX in one formula (~15 ms in CPython, ~2-3x in Pyodide)
+MAX_DEPTH = 24  # nesting of {…}, \left…\right and \begin…\end
+
+# MathML Core's presentation elements, minus anything that can load (mglyph), act (maction),
+# or hold HTML (annotation-xml). An element outside the list keeps its children as an mrow.
+ELEMENTS = frozenset(
+    [
+        "math",
+        "mrow",
+        "mi",
+        "mn",
+        "mo",
+        "ms",
+        "mtext",
+        "mspace",
+        "msub",
+        "msup",
+        "msubsup",
+        "munder",
+        "mover",
+        "munderover",
+        "mfrac",
+        "msqrt",
+        "mroot",
+        "mstyle",
+        "mpadded",
+        "mphantom",
+        "menclose",
+        "mtable",
+        "mtr",
+        "mtd",
+        "mlabeledtr",
+        "mmultiscripts",
+        "mprescripts",
+        "none",
+        "merror",
+        "semantics",
+        "annotation",
+    ]
+)
+ATTRIBUTES = frozenset(
+    [
+        "display",
+        "displaystyle",
+        "scriptlevel",
+        "mathvariant",
+        "stretchy",
+        "fence",
+        "separator",
+        "form",
+        "lspace",
+        "rspace",
+        "width",
+        "height",
+        "depth",
+        "voffset",
+        "columnalign",
+        "rowalign",
+        "columnspacing",
+        "rowspacing",
+        "columnlines",
+        "rowlines",
+        "frame",
+        "framespacing",
+        "notation",
+        "accent",
+        "accentunder",
+        "linethickness",
+        "minsize",
+        "maxsize",
+        "movablelimits",
+        "symmetric",
+        "largeop",
+        "align",
+        "columnspan",
+        "rowspan",
+    ]
+)
+_VALUE = re.compile(r"[A-Za-z0-9 .,%#:+\-]{0,64}")
+_ENTITY = re.compile(r"&#x([0-9A-Fa-f]{1,6});")
+_TOKEN = re.compile(r"\\\\|\\[{}]|\\left\b|\\right\b|\\begin\b|\\end\b|[{}]")
+
+
+def _depth(tex: str) -> int:
+    """How deeply ``tex`` nests groups (a bound check, not a parser)."""
+    depth = deepest = 0
+    for m in _TOKEN.finditer(tex):
+        tok = m.group()
+        if tok in ("{", "\\left", "\\begin"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif tok in ("}", "\\right", "\\end"):
+            depth -= 1
+    return deepest
+
+
+def _text(value: str | None) -> str:
+    """A text node: latex2mathml writes some characters as ``&#x…;`` references in the text
+    itself; decode those, then escape everything."""
+    if not value:
+        return ""
+    return html.escape(_ENTITY.sub(lambda m: _char(m.group(1)), value), quote=False)
+
+
+def _char(hex_digits: str) -> str:
+    code = int(hex_digits, 16)
+    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+
+
+def _write(el: Element, out: list[str]) -> None:
+    tag = el.tag if el.tag in ELEMENTS and el.tag != "math" else "mrow"
+    attrs = "".join(
+        f' {k}="{html.escape(v)}"'
+        for k, v in sorted(el.attrib.items())
+        if k in ATTRIBUTES and _VALUE.fullmatch(v)
+    )
+    out.append(f"<{tag}{attrs}>{_text(el.text)}")
+    for child in el:
+        _write(child, out)
+        out.append(_text(child.tail))
+    out.append(f"</{tag}>")
+
+
+@lru_cache(maxsize=1024)
+def tex_to_html(tex: str, display: bool) -> str:
+    """One formula as safe HTML: MathML (with the source as its TeX annotation), or the
+    source itself, marked, when it is too big or cannot be converted."""
+    tex = tex.strip()
+    why = ""
+    if len(tex) > MAX_TEX:
+        why = f"longer than {MAX_TEX} characters"
+    elif _depth(tex) > MAX_DEPTH:
+        why = f"nested deeper than {MAX_DEPTH}"
+    if not why:
+        try:
+            from latex2mathml.converter import convert_to_element
+
+            root = convert_to_element(tex, display="block" if display else "inline")
+        except Exception as exc:  # invalid or incomplete LaTeX, unsupported commands
+            why = f"not rendered ({type(exc).__name__})"
+    if why:
+        src = html.escape(tex)
+        return f'<code class="math-source" title="math {why}">{src}</code>'
+    out: list[str] = []
+    for child in root:
+        _write(child, out)
+    mode = "block" if display else "inline"
+    return (
+        f'<math display="{mode}"><semantics>{"".join(out)}'
+        f'<annotation encoding="application/x-tex">{html.escape(tex, quote=False)}'
+        "</annotation></semantics></math>"
+    )
+
+
+# -- markdown-it rules ----------------------------------------------------------------------
+
+Rule = Callable[..., bool]
+_ENVS = (
+    "equation|multline|gather|align|alignat|flalign|matrix|pmatrix|bmatrix|Bmatrix|vmatrix|"
+    "Vmatrix|eqnarray"
+)
+BLOCK_OPEN = re.compile(r"(?:\$\$|\\\[|\\begin\{(?:" + _ENVS + r")\*?\})")
+
+
+def _line(state: Any, line: int) -> str:
+    return str(state.src[state.bMarks[line] + state.tShift[line] : state.eMarks[line]])
+
+
+def _blank_after(state: Any, start: int, end: int) -> int:
+    stop = start + 1
+    while stop < end and not state.isEmpty(stop):
+        stop += 1
+    return stop
+
+
+def _bounded(rules: list[Rule]) -> Rule:
+    """Block math that looks for its end only up to the next blank line; an opener that is not
+    closed by then is text up to it (see the module docstring: settled blocks never change)."""
+
+    def block(state: Any, start: int, end: int, silent: bool) -> bool:
+        if state.sCount[start] - state.blkIndent >= 4:  # indented code
+            return False
+        if not BLOCK_OPEN.match(_line(state, start)):
+            return False
+        if silent:  # an opener line always starts a block: math, or text up to a blank line
+            return True
+        stop = _blank_after(state, start, end)
+        if any(rule(state, start, stop, False) for rule in rules):
+            return True
+        token = state.push("math_unclosed", "p", 0)
+        token.block = True
+        token.content = state.getLines(start, stop, state.blkIndent, False).rstrip("\n")
+        token.map = [start, stop]
+        state.line = stop
+        return True
+
+    return block
+
+
+def math_plugin(md: MarkdownIt) -> None:
+    """Math syntax and MathML rendering on a markdown-it instance (mdit-py-plugins' rules)."""
+    from mdit_py_plugins.amsmath import amsmath_block
+    from mdit_py_plugins.dollarmath.index import math_block_dollar, math_inline_dollar
+    from mdit_py_plugins.texmath.index import make_block_func, make_inline_func
+    from mdit_py_plugins.texmath.index import rules as texmath_rules
+
+    brackets = texmath_rules["brackets"]
+    bracket_block = next(r for r in brackets["block"] if r["name"] == "math_block")
+    inline = md.inline.ruler
+    # Pandoc's currency-safe rule: no space inside the dollars, no digit after the closing one.
+    inline.before("escape", "math_inline", math_inline_dollar(False, False, True))
+    inline.before("escape", "math_inline_paren", make_inline_func(brackets["inline"][0]))
+    md.block.ruler.before(
+        "fence",
+        "math_block",
+        _bounded(
+            [
+                math_block_dollar(False, None, False),
+                make_block_func(bracket_block),
+                amsmath_block,
+            ]
+        ),
+        {"alt": ["paragraph", "reference", "blockquote", "list"]},
+    )
+
+    def inline_rule(display: bool) -> Any:
+        def rule(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+            return f'<span class="math">{tex_to_html(tokens[idx].content, display)}</span>'
+
+        return rule
+
+    def block_rule(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        html_ = tex_to_html(tokens[idx].content, True)  # focusable: it may scroll sideways
+        return f'<div class="math block" tabindex="0">{html_}</div>\n'
+
+    def unclosed(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        text = html.escape(tokens[idx].content, quote=False)
+        return f'<p class="math-unclosed">{text}</p>\n'
+
+    md.add_render_rule("math_inline", inline_rule(False))
+    md.add_render_rule("math_inline_double", inline_rule(True))
+    md.add_render_rule("math_block", block_rule)
+    md.add_render_rule("amsmath", block_rule)
+    md.add_render_rule("math_unclosed", unclosed)

@@ -1,0 +1,233 @@
+"""Chats that last, in Chromium: a reload restores the open chat (and its inspector
+recording), chats switch without mixing, rename, delete, delete all, export and import, and a
+page whose storage fails says so and keeps working in memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pysse.server.demo import RICH_ANSWER
+
+pytestmark = pytest.mark.browser
+
+
+def chat_titles(page: Any) -> list[str]:
+    return [
+        str(t)
+        for t in page.eval_on_selector_all(
+            "[data-role=chat-list] [data-role=chat-open]", "els => els.map(e => e.textContent)"
+        )
+    ]
+
+
+def texts(page: Any) -> list[str]:
+    return [
+        str(t)
+        for t in page.eval_on_selector_all(
+            "[data-role=log] article[data-id]",
+            "els => els.map(e => e.dataset.role === 'user' ? e.querySelector('.content').textContent"
+            " : e.dataset.text)",
+        )
+    ]
+
+
+def open_chat(page: Any, title: str) -> None:
+    page.click(f"[data-role=chat-open] >> text={title}")
+    page.wait_for_function(
+        "(t) => { const u = document.querySelector('[data-role=log] [data-role=user] .content');"
+        " return u && u.textContent === t; }",
+        arg=title,
+    )
+
+
+def wait_recording(page: Any, index: int = 0) -> str:
+    page.wait_for_function(f"() => pysseApp.raw_hex({index}).length > 0", timeout=20_000)
+    return str(page.evaluate(f"pysseApp.raw_hex({index})"))
+
+
+def test_reload_restores_the_chat_and_its_inspector_recording(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    p.send("/demo echo first answer")
+    p.wait_done()
+    p.send("/demo drop")
+    p.wait_done()
+    raw = [wait_recording(page, 0), wait_recording(page, 1)]
+    before = texts(page)
+    html = page.inner_html("[data-role=assistant] >> nth=1")
+    page.wait_for_timeout(300)  # the last write lands
+    p.reload()
+    page.wait_for_selector("[data-role=assistant] >> nth=1")
+    assert texts(page) == before
+    answers = p.answers()
+    assert [a.get_attribute("data-state") for a in answers] == ["completed", "truncated"]
+    assert "Truncated" in answers[1].query_selector(".status").inner_text()
+    assert page.inner_html("[data-role=assistant] >> nth=1").count("<li>") == html.count("<li>")
+    assert "to first token" in answers[0].query_selector("[data-role=speed]").inner_text()
+    assert not answers[1].query_selector("[data-role=continue]").is_hidden()
+    assert [wait_recording(page, 0), wait_recording(page, 1)] == raw
+    answers[1].query_selector("[data-role=inspect]").click()
+    page.wait_for_selector("[data-role=inspector]:not([hidden])")
+    page.click("[data-tab=timing]")
+    outcome = page.inner_text("[data-role=insp-timing] dd[data-key=outcome]")
+    assert outcome == "truncated: the connection closed before data: [DONE]"
+    page.click("[data-tab=raw]")
+    assert page.locator("[data-role=insp-chunks] tbody tr").count() >= 1
+    assert chat_titles(page) == ["/demo echo first answer"]
+
+
+def test_two_chats_switch_without_mixing(make_page: Any) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 0.5"})
+    page = p.open()
+    bodies: list[Any] = []
+    page.on(
+        "request", lambda r: bodies.append(json.loads(r.post_data)) if r.method == "POST" else None
+    )
+    p.send("/demo echo alpha")
+    p.wait_done()
+    page.click("[data-role=new-chat]")
+    page.wait_for_selector("body[data-empty='1']")
+    p.send("/demo slow")  # still streaming when we switch away
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=assistant] .tail').textContent.length > 5"
+    )
+    assert chat_titles(page) == ["/demo slow", "/demo echo alpha"]
+    open_chat(page, "/demo echo alpha")
+    assert texts(page) == ["/demo echo alpha", "alpha"]
+    assert page.is_disabled("[data-role=stop]")  # nothing streams in this chat
+    p.send("/demo echo beta")  # while the other chat's answer streams on, out of sight
+    p.wait_done()
+    assert texts(page) == ["/demo echo alpha", "alpha", "/demo echo beta", "beta"]
+    assert [m["content"] for m in bodies[-1]["messages"]] == [
+        "/demo echo alpha",
+        "alpha",
+        "/demo echo beta",
+    ]
+    open_chat(page, "/demo slow")
+    slow = p.wait_done(timeout=90_000)
+    assert slow.get_attribute("data-text") == RICH_ANSWER  # finished in the background
+    assert texts(page) == ["/demo slow", RICH_ANSWER]
+    p.reload()
+    assert texts(page) == ["/demo slow", RICH_ANSWER]  # the open chat stays open
+
+
+def test_rename_delete_and_delete_all(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    page.on("dialog", lambda d: d.accept())
+    for word in ("one", "two", "three"):
+        page.click("[data-role=new-chat]")
+        p.send(f"/demo echo {word}")
+        p.wait_done()
+    assert chat_titles(page) == ["/demo echo three", "/demo echo two", "/demo echo one"]
+    page.click("[data-chat] >> nth=1 >> [data-role=chat-rename]")
+    page.fill("[data-role=chat-title]", "  Second   chat ")
+    page.press("[data-role=chat-title]", "Enter")
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=chat-list]').textContent.includes('Second chat')"
+    )
+    assert chat_titles(page) == ["/demo echo three", "Second chat", "/demo echo one"]
+    page.click("[data-chat]:has-text('/demo echo three') [data-role=chat-delete]")  # the open one
+    page.wait_for_function("() => document.querySelectorAll('[data-chat]').length == 2")
+    assert page.locator("[data-role=assistant]").count() == 0  # a fresh chat is open
+    p.reload()
+    assert sorted(chat_titles(page)) == ["/demo echo one", "Second chat"]
+    page.click("[data-role=delete-all]")
+    page.wait_for_selector("[data-role=chat-list] .empty")
+    p.reload()
+    assert chat_titles(page) == []
+
+
+def test_export_markdown_and_json_then_import(make_page: Any, tmp_path: Path) -> None:
+    p = make_page()
+    page = p.open()
+    p.send("/demo echo exported text")
+    p.wait_done()
+    raw = wait_recording(page)
+    with page.expect_download() as dl:
+        page.click("[data-role=export-md]")
+    md = tmp_path / "chat.md"
+    dl.value.save_as(md)
+    assert (
+        md.read_text()
+        == "# /demo echo exported text\n\n## You\n\n/demo echo exported text\n\n## Assistant\n\nexported text\n"
+    )
+    with page.expect_download() as dl:
+        page.click("[data-role=export-json]")
+    saved = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(saved)
+    doc = json.loads(saved.read_text())
+    assert doc["schema"] == "pysse.conversation" and len(doc["recordings"]) == 1
+    page.on("dialog", lambda d: d.accept())
+    page.click("[data-role=delete-all]")
+    page.wait_for_selector("[data-role=chat-list] .empty")
+    page.set_input_files("[data-role=import]", str(saved))
+    page.wait_for_function("() => document.querySelectorAll('[data-role=assistant]').length == 1")
+    assert texts(page) == ["/demo echo exported text", "exported text"]
+    assert wait_recording(page) == raw
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "pysse.conversation", "version": 1, "messages": [{"role": "x"}]}')
+    page.set_input_files("[data-role=import]", str(bad))
+    notice = page.wait_for_selector("[data-role=notice]")
+    assert "Could not import bad.json: message 0 has role 'x'" in notice.inner_text()
+
+
+@pytest.mark.parametrize(
+    ("script", "needle"),
+    [
+        ("delete window.indexedDB;", "storage is not available"),
+        (
+            "IDBObjectStore.prototype.put = function () {"
+            " throw new DOMException('full', 'QuotaExceededError'); };",
+            "storage for this site is full",
+        ),
+    ],
+)
+def test_storage_failure_is_reported_and_the_page_works_in_memory(
+    make_page: Any, script: str, needle: str
+) -> None:
+    p = make_page()
+    p.page.add_init_script(script)
+    page = p.open()
+    p.send("/demo echo kept in memory")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-text") == "kept in memory"
+    notices = page.wait_for_selector("[data-role=notice]")
+    assert needle in notices.inner_text() and "keeps working" in notices.inner_text()
+    assert page.locator("[data-role=notice]").count() == 1  # said once
+    page.click("[data-role=new-chat]")
+    p.send("/demo echo second")
+    assert p.wait_done().get_attribute("data-text") == "second"
+    open_chat(page, "/demo echo kept in memory")
+    assert texts(page) == ["/demo echo kept in memory", "kept in memory"]
+
+
+def test_keep_no_recordings(make_page: Any) -> None:
+    p = make_page(settings={"keep_recordings": "no"})
+    page = p.open()
+    p.send("/demo echo private")
+    p.wait_done()
+    assert page.evaluate("pysseApp.raw_hex(0)")  # the live answer still has its bytes
+    page.wait_for_timeout(300)
+    p.reload()
+    page.wait_for_selector("[data-role=assistant]")
+    page.wait_for_timeout(500)
+    assert page.evaluate("pysseApp.raw_hex(0)") == ""  # none was kept
+    page.click("[data-role=assistant] [data-role=inspect]")
+    assert "was not kept" in page.inner_text("[data-role=insp-body]")
+
+
+def test_an_empty_chat_welcomes_with_examples_that_send(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    assert page.is_visible("[data-role=welcome]") and not page.is_visible("[data-role=log]")
+    page.click("[data-example='/demo help']")
+    msg = p.wait_done()
+    assert "Demo commands" in msg.inner_text()
+    assert page.is_hidden("[data-role=welcome]")
+    page.click("[data-role=new-chat]")
+    assert page.is_visible("[data-role=welcome]")

@@ -1,0 +1,66 @@
+"""Live speed under an answer, in Chromium: time to first token and tokens/s while it streams
+and after (also after a reload), and a stall notice that appears when no bytes come, shows
+keep-alives differently (alive, not progress) and clears when text flows again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pysse.testing import Script
+
+pytestmark = pytest.mark.browser
+
+
+def stalling_script() -> Script:
+    """Three events, 4.5 s of silence, 4 s of keep-alives only, then the rest."""
+    body = Script.answer("One two three four five six seven eight nine ten.", "openai-chat").sent
+    events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    keepalives = [b": keep-alive\n\n"] * 6
+    parts = [*events[:3], *keepalives, *events[3:]]
+    script = Script.from_events(parts).chunked("event")
+    at = sum(len(e) for e in events[:3])
+    script = script.stall(4.5, after_byte=at)
+    for ka in keepalives:
+        at += len(ka)
+        script = script.stall(0.8, after_byte=at)
+    return script
+
+
+def test_stall_notice_appears_shows_keepalives_differently_and_clears(
+    make_page: Any, sse_server: Any
+) -> None:
+    sse_server.play(stalling_script())
+    p = make_page(settings={"relay": sse_server.url, "format": "openai-chat"})
+    page = p.open()
+    p.send("count")
+    stall = "[data-role=assistant] [data-role=stall]"
+    page.wait_for_selector(f"{stall}[data-kind=silent]:not([hidden])", timeout=15_000)
+    assert "no bytes for" in page.inner_text(stall)
+    page.wait_for_selector(f"{stall}[data-kind=keepalive]:not([hidden])", timeout=15_000)
+    assert "only keep-alives" in page.inner_text(stall)
+    assert "to first token" in page.inner_text("[data-role=assistant] [data-role=speed]")
+    msg = p.wait_done(timeout=30_000)
+    assert msg.get_attribute("data-state") == "completed"
+    assert page.is_hidden(stall)
+
+
+def test_speed_shows_while_streaming_and_after_a_reload(make_page: Any) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 1"})
+    page = p.open()
+    p.send("/demo slow")
+    speed = "[data-role=assistant] [data-role=speed]"
+    page.wait_for_function(
+        f"() => document.querySelector('{speed}').textContent.includes('≈')", timeout=20_000
+    )
+    assert "s to first token" in page.inner_text(speed)  # an estimate while streaming
+    page.click("[data-role=stop]")
+    msg = p.wait_done()
+    line = page.inner_text(speed)
+    assert "to first token" in line and "tok/s" in line
+    page.wait_for_timeout(300)
+    p.reload()
+    page.wait_for_selector("[data-role=assistant]")
+    assert page.inner_text(speed) == line
+    assert msg is not None

@@ -1,0 +1,40 @@
+"""page/message_view.py: which actions a message offers, and the one announcement per answer."""
+
+from __future__ import annotations
+
+from pysse.page.message_view import actions, announcement, state_label
+
+
+def test_a_finished_answer_offers_copy_regenerate_inspect() -> None:
+    assert actions("assistant", "completed", busy=False, has_text=True, versions=1) == {
+        "copy",
+        "regenerate",
+        "inspect",
+    }
+
+
+def test_continue_only_on_a_cut_answer_with_text() -> None:
+    for state in ("truncated", "aborted", "error"):
+        assert "continue" in actions("assistant", state, busy=False, has_text=True, versions=1)
+    assert "continue" not in actions("assistant", "aborted", busy=False, has_text=False, versions=1)
+    assert "continue" not in actions(
+        "assistant", "completed", busy=False, has_text=True, versions=1
+    )
+
+
+def test_nothing_that_sends_while_the_chat_is_busy() -> None:
+    got = actions("assistant", "truncated", busy=True, has_text=True, versions=2)
+    assert got == {"copy", "inspect", "versions"}
+    assert actions("user", "completed", busy=True, has_text=True, versions=2) == {"versions"}
+    assert actions("user", "completed", busy=False, has_text=True, versions=1) == {"edit"}
+    assert actions("assistant", "streaming", busy=True, has_text=True, versions=3) == {"inspect"}
+    assert actions(
+        "assistant", "completed", busy=False, has_text=True, versions=1, replay=True
+    ) == {"inspect"}
+
+
+def test_announcements() -> None:
+    assert announcement("completed", "Done") == "Answer complete."
+    assert announcement("aborted", "Stopped") == "Answer stopped."
+    assert announcement("error", "Error: HTTP 401") == "Error: HTTP 401."
+    assert state_label("truncated") == "Truncated"

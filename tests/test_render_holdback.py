@@ -1,0 +1,63 @@
+"""render/holdback.py: what of an unsettled tail is shown now. Math and task-list rules here;
+the general rules are exercised through every prefix of real answers in
+test_render_streaming.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from pysse.render.holdback import INLINE_MATH_HOLD, hold_back, open_math_line
+
+
+@pytest.mark.parametrize(
+    ("tail", "shown"),
+    [
+        # an inline formula being written waits for its closing dollar
+        ("Euler $e^{i", "Euler "),
+        ("Euler $e^{i\\pi}$ is", "Euler $e^{i\\pi}$ is"),
+        ("x \\(a+", "x "),
+        ("x \\(a\\) y", "x \\(a\\) y"),
+        ("inline double $$\\frac{a}", "inline double "),
+        # a trailing "$" or "\" waits for the next character
+        ("text $", "text "),
+        ("text \\", "text "),
+        # money is shown at once
+        ("It costs $5 and more", "It costs $5 and more"),
+        ("$5-$10 each", "$5-$10 each"),
+        ("a $ b", "a $ b"),  # a space after the dollar: never math
+        # emphasis inside a complete formula is not markup to close
+        ("x $a *b$ c", "x $a *b$ c"),
+        ("x $a *b$ *c", "x $a *b$ *c*"),
+        # task list checkboxes being typed
+        ("- [", ""),
+        ("- [ ]", ""),
+        ("1. [x", ""),
+        ("- [x] done", "- [x] done"),
+        # display math
+        ("Intro\n\n$$\nx^2", "Intro\n"),
+        ("Intro\n\n$$\nx^2\n", "Intro\n"),
+        ("Intro\n\n$$\nx^2\n$$\n", "Intro\n\n$$\nx^2\n$$"),
+        ("Intro\n\n\\[\n\\frac12\n", "Intro\n"),
+        ("\\begin{align}\na &= b\n", ""),
+        ("\\begin{ali", ""),
+        ("$$", ""),
+    ],
+)
+def test_math_and_task_list_hold_back(tail: str, shown: str) -> None:
+    assert hold_back(tail) == shown
+
+
+def test_an_open_formula_is_shown_as_text_once_it_is_long_or_spans_lines() -> None:
+    long = "a $" + "x" * (INLINE_MATH_HOLD + 5)
+    assert hold_back(long) == long
+    assert hold_back("a $x +\ny") == "a $x +\ny"
+
+
+def test_an_unclosed_display_block_is_text_after_a_blank_line() -> None:
+    lines = ["Intro", "", "$$", "x", ""]
+    assert open_math_line(lines[:4]) == 2
+    assert open_math_line(lines) is None
+    assert open_math_line(["$$x$$"]) is None
+    assert open_math_line(["\\[ a \\]"]) is None
+    assert open_math_line(["\\begin{align*}", "a", "\\end{align*}"]) is None
+    assert open_math_line(["    $$"]) is None  # indented code

@@ -1,0 +1,70 @@
+// Storage half of the page: IndexedDB as a few promises (window.pysseStore), for pysse.browser's
+// chat store. Python decides what is stored; this file only moves values in and out. Writes
+// resolve when their transaction commits, so a full disk (QuotaExceededError) is an error here,
+// not a silent loss.
+const DB = "pysse";
+const VERSION = 1;
+const STORES = ["chats", "bodies", "recordings", "meta"];
+let db = null;
+
+export function open() {
+  if (db) return Promise.resolve(true);
+  return new Promise((resolve, reject) => {
+    let req;
+    if (typeof indexedDB === "undefined" || !indexedDB) {
+      reject(new DOMException("no IndexedDB in this context", "InvalidStateError"));
+      return;
+    }
+    try {
+      req = indexedDB.open(DB, VERSION);
+    } catch (e) {  // no indexedDB at all, or refused (some private modes)
+      reject(e);
+      return;
+    }
+    req.onupgradeneeded = () => {
+      for (const name of STORES) {
+        if (!req.result.objectStoreNames.contains(name)) req.result.createObjectStore(name);
+      }
+    };
+    req.onsuccess = () => {
+      db = req.result;
+      db.onversionchange = () => { db.close(); db = null; };
+      resolve(true);
+    };
+    req.onerror = () => reject(req.error);
+    req.onblocked = () => reject(new DOMException("the chat store is held by an older tab", "InvalidStateError"));
+  });
+}
+
+function run(stores, mode, body) {
+  return new Promise((resolve, reject) => {
+    if (!db) { reject(new DOMException("the chat store is not open", "InvalidStateError")); return; }
+    let t;
+    try { t = db.transaction(stores, mode); } catch (e) { reject(e); return; }
+    let result;
+    t.oncomplete = () => resolve(result);
+    t.onerror = () => reject(t.error);
+    t.onabort = () => reject(t.error || new DOMException("the write was aborted", "AbortError"));
+    try {
+      const req = body(t);
+      if (req) req.onsuccess = () => { result = req.result; };
+    } catch (e) {
+      try { t.abort(); } catch (_) { /* already finished */ }
+      reject(e);
+    }
+  });
+}
+
+export const get = (store, key) => run(store, "readonly", (t) => t.objectStore(store).get(key));
+export const put = (store, key, value) => run(store, "readwrite", (t) => t.objectStore(store).put(value, key));
+export const del = (store, key) => run(store, "readwrite", (t) => t.objectStore(store).delete(key));
+export const all = (store) => run(store, "readonly", (t) => t.objectStore(store).getAll());
+export const keys = (store) => run(store, "readonly", (t) => t.objectStore(store).getAllKeys());
+// Delete a key range (a chat's recordings: "chat/" … "chat/\uffff") in one transaction.
+export const delPrefix = (store, prefix) => run(store, "readwrite",
+  (t) => t.objectStore(store).delete(IDBKeyRange.bound(prefix, prefix + "\uffff")));
+export const getPrefix = (store, prefix) => run(store, "readonly",
+  (t) => t.objectStore(store).getAll(IDBKeyRange.bound(prefix, prefix + "\uffff")));
+export const clear = () => run(STORES, "readwrite", (t) => { for (const s of STORES) t.objectStore(s).clear(); });
+
+window.pysseStore = { open, get, put, del, all, keys, delPrefix, getPrefix, clear };
