@@ -150,7 +150,12 @@ class Answers:
             url=turn.url,
         )
         self.app.chats.save(conv)
-        self._keep_recording(conv, turn)
+        if conv.messages[turn.message_id].text == turn.text:
+            self._keep_recording(conv, turn)
+        else:  # a reattach that got less than was saved: show what was saved
+            self.live.pop((conv.id, turn.message_id), None)
+            if conv is self.app.conv:
+                turn.el.replaceWith(self.app.view.restored(conv.messages[turn.message_id]))
         if conv is not self.app.conv:
             return
         self.app.update_stop()

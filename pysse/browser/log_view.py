@@ -45,7 +45,8 @@ class LogView:
         self.app = app
         self.log = app.log
         self.chat_id = ""
-        self._restored: dict[str, tuple[str, str, Any]] = {}  # id -> (state, text, element)
+        # id -> (state, text, detail, element)
+        self._restored: dict[str, tuple[str, str, str, Any]] = {}
 
     def _clone(self, template: str) -> Any:
         return q(template).content.firstElementChild.cloneNode(True)
@@ -89,8 +90,8 @@ class LogView:
         """A finished answer from storage: rendered once, as its final state (and kept, so
         switching versions does not render it again)."""
         cached = self._restored.get(msg.id)
-        if cached is not None and cached[:2] == (msg.state, msg.text):
-            return cached[2]
+        if cached is not None and cached[:3] == (msg.state, msg.text, msg.detail):
+            return cached[3]
         from ..render.markdown import render  # see App.md_for
 
         art = self._clone("#assistant-template")
@@ -103,7 +104,7 @@ class LogView:
         q(".status", art).textContent = msg.detail or state_label(msg.state)
         self.show_speed(art, SpeedMeter.from_summary(msg.speed))
         q(".usage", art).textContent = usage_text(msg.usage)
-        self._restored[msg.id] = (msg.state, msg.text, art)
+        self._restored[msg.id] = (msg.state, msg.text, msg.detail, art)
         return art
 
     # -- footers -------------------------------------------------------------------------------
