@@ -35,10 +35,8 @@ import argparse
 import hmac
 import json
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx
@@ -54,18 +52,25 @@ from ..providers import (
     Format,
     Provider,
     error_message,
-    get_provider,
-    valid_model_name,
 )
 from .body import json_error, read_json_body
-from .origins import OriginPolicy, log_refusal, normalize_origin
+from .config import (
+    Refusal,
+    RelayConfig,
+    add_relay_arguments,
+    check_model,
+    config_from_args,
+    guess_format,
+)
+from .origins import OriginPolicy, log_refusal
 from .resume import Answers, TailResponse
 from .serve import STOPPING, ServerLimits, Stopped
-from .store import check_store, open_store
 from .upstream import Decompressor, Scrubber, UpstreamPool, read_capped
 
-__all__ = [
+__all__ = [  # the configuration too, from .config: one import for a relay
     "RelayConfig",
+    "add_relay_arguments",
+    "config_from_args",
     "create_relay_app",
     "guess_format",
     "json_error",
@@ -75,145 +80,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("pysse.relay")
-
-
-@dataclass
-class RelayConfig:
-    upstream: str
-    format: str = "openai-chat"
-    api_key: str | None = field(default=None, repr=False)
-    allow_origins: list[str] = field(default_factory=list)
-    own_origins: list[str] = field(default_factory=list)  # where this server's page lives
-    serves_page: bool = False  # the page is served by this same server (build.py serve)
-    allow_headers: list[str] = field(default_factory=list)  # beyond content-type, secret
-    max_body: int = 1 << 20
-    allowed_models: list[str] = field(default_factory=list)
-    shared_secret: str | None = field(default=None, repr=False)
-    connect_timeout: float = 10.0
-    first_byte_timeout: float = 60.0
-    idle_timeout: float = 60.0
-    content_timeout: float = 300.0  # no chat content (only keep-alives) for this long: end
-    max_duration: float | None = None  # end any answer after this many seconds
-    body_timeout: float = 30.0  # the client's request body must arrive within this
-    max_error_body: int = 64 * 1024  # bytes of an upstream error body read, at most
-    max_connections: int = 1000
-    keepalive: int = 1000  # pooled idle upstream connections (0: a new connection per chat)
-    ca_bundle: str | None = None  # PEM file of CAs to trust for the upstream (else the system's)
-    pool_shards: int = 32  # upstream connection pools (see UpstreamPool: why more than one)
-    resume: bool = True  # record answers so a dropped page can resume (pysse.server.resume)
-    store: str = "memory"  # where answers are kept: "memory" or "redis://host:port/db"
-    answer_ttl: float = 600.0  # an ended answer is kept this long for resumes
-    store_max_bytes: int = 64 << 20  # all recorded answers together (memory store)
-    unwatched_timeout: float = 120.0  # cancel an answer nobody has read for this long
-
-    def __post_init__(self) -> None:
-        get_provider(self.format)  # a ValueError naming the valid formats
-        for origin in [*self.allow_origins, *self.own_origins]:
-            if origin != "*":
-                normalize_origin(origin)  # a ValueError saying what an origin looks like
-        if self.resume:
-            check_store(self.store, self.unwatched_timeout)
-
-    @classmethod
-    def from_args(
-        cls,
-        upstream: str,
-        api_key_env: str | None,
-        fmt: str | None,
-        allow_origins: list[str],
-        **kw: Any,
-    ) -> RelayConfig:
-        key = os.environ.get(api_key_env) if api_key_env else None
-        if api_key_env and not key:
-            raise ConfigError(
-                f"the environment variable {api_key_env} is not set: export it with the "
-                "upstream's API key, or leave out --api-key-env for a keyless upstream"
-            )
-        if not upstream.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"--upstream {upstream!r} is not a URL: give the provider's base URL, "
-                "e.g. https://api.openai.com/v1"
-            )
-        try:
-            return cls(
-                upstream=upstream.rstrip("/"),
-                format=fmt or guess_format(upstream),
-                api_key=key,
-                allow_origins=allow_origins,
-                **kw,
-            )
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-
-    @property
-    def provider(self) -> Provider:
-        return get_provider(self.format)
-
-    def url_for(self, body: dict[str, Any]) -> str:
-        """The upstream URL: used as given if it already names an endpoint, else the
-        format's endpoint is appended to it (``.../v1`` + ``/chat/completions``). A model
-        that would go into the path must be a plain name (``ValueError`` otherwise)."""
-        model = body.get("model")
-        return self.provider.upstream_url(self.upstream, model if isinstance(model, str) else "")
-
-    def auth_headers(self) -> dict[str, str]:
-        return self.provider.auth_headers(self.api_key) if self.api_key else {}
-
-    def answers(self) -> Answers | None:
-        """The answer store and producers (None with ``resume=False``)."""
-        if not self.resume:
-            return None
-        store = open_store(self.store, self.answer_ttl, self.store_max_bytes)
-        return Answers(store, self.unwatched_timeout)
-
-
-def guess_format(upstream: str) -> str:
-    u = upstream.lower()
-    if "anthropic" in u or u.endswith("/messages"):
-        return "anthropic"
-    if "generativelanguage" in u or "gemini" in u:
-        return "gemini"
-    if u.endswith("/responses"):
-        return "openai-responses"
-    return "openai-chat"
-
-
-class Refusal(Exception):
-    """A request the relay answers with a JSON error instead of forwarding."""
-
-    def __init__(self, status: int, kind: str, message: str, log_it: bool = True) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.log_it = log_it
-
-
-def check_model(cfg: RelayConfig, body: dict[str, Any], path_model: str | None) -> None:
-    model = body.get("model")
-    if model is not None and not isinstance(model, str):
-        raise Refusal(400, "invalid_model", "the model must be a string")
-    if path_model is not None:
-        if model is not None and model != path_model:
-            raise Refusal(400, "invalid_model", "the body's model differs from the path's")
-        body["model"] = model = path_model
-    if model is not None and any(ord(c) < 0x20 or c == "\x7f" for c in model):
-        raise Refusal(400, "invalid_model", "the model name contains control characters")
-    if cfg.allowed_models and model not in cfg.allowed_models:
-        shown = json.dumps(model)[:100] if model is not None else "(none)"
-        raise Refusal(
-            400,
-            "model_not_allowed",
-            f"model {shown} is not allowed by this relay (allowed: "
-            f"{', '.join(cfg.allowed_models)})",
-        )
-    if cfg.provider.model_in_path and model is not None:
-        name = model.removeprefix("models/")
-        if not valid_model_name(name):
-            raise Refusal(
-                400,
-                "invalid_model",
-                "invalid model name: use letters, digits, '.', '-' and '_'",
-            )
 
 
 def upstream_pool(cfg: RelayConfig, client: httpx.AsyncClient | None = None) -> UpstreamPool:
@@ -366,27 +232,19 @@ def relay_endpoint(
         release: Callable[[], None],
         gone: Callable[[], Awaitable[bool]] | None = None,
     ) -> Response | TailResponse:
+        async def post() -> httpx.Response:
+            request = http.build_request("POST", url, content=content, headers=headers)
+            return await STOPPING.race(http.send(request, stream=True), None)
+
         try:
             try:
-                upstream = await STOPPING.race(
-                    http.send(
-                        http.build_request("POST", url, content=content, headers=headers),
-                        stream=True,
-                    ),
-                    None,
-                )
+                upstream = await post()
             except httpx.RemoteProtocolError:
                 # A pooled connection the server closed as it was reused (its idle timeout
                 # and ours crossed): the server sent nothing, so it processed nothing. Once,
                 # on a connection of its own.
                 log.info("upstream closed a reused connection; sending again")
-                upstream = await STOPPING.race(
-                    http.send(
-                        http.build_request("POST", url, content=content, headers=headers),
-                        stream=True,
-                    ),
-                    None,
-                )
+                upstream = await post()
         except httpx.TimeoutException:
             log.warning("upstream timeout: no answer from %s", cfg.upstream)
             return json_error(504, "upstream_timeout", "the upstream did not answer in time", cors)
@@ -574,96 +432,6 @@ def create_relay_app(
         elif path not in {r.path for r in routes}:
             routes.append(Route(path, other_format_endpoint(cfg, name), methods=["POST"]))
     return Starlette(routes=routes)
-
-
-def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) -> None:
-    """The relay's options, shared by ``pysse-relay`` and ``build.py serve --upstream``."""
-    ap.add_argument(
-        "--upstream",
-        required=upstream_required,
-        help="the provider's base URL, e.g. https://api.openai.com/v1 (or a full endpoint URL)",
-    )
-    ap.add_argument(
-        "--api-key-env",
-        default=None,
-        help="the environment variable holding the upstream's API key (leave out for a "
-        "keyless upstream such as a local server)",
-    )
-    ap.add_argument("--format", choices=list(PROVIDERS), default=None, help="the wire format")
-    ap.add_argument(
-        "--allow-origin",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="a web page origin that may use the relay, e.g. https://chat.example (repeat)",
-    )
-    ap.add_argument(
-        "--allow-header",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="an extra request header pages may send (repeat)",
-    )
-    ap.add_argument("--allow-model", action="append", default=[], metavar="MODEL")
-    ap.add_argument("--secret-env", help="env var with a shared secret the page must send")
-    ap.add_argument("--max-body", type=int, default=1 << 20)
-    ap.add_argument("--content-timeout", type=float, default=300.0, metavar="SECONDS")
-    ap.add_argument("--max-duration", type=float, default=None, metavar="SECONDS")
-    ap.add_argument("--max-connections", type=int, default=1000)
-    ap.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS")
-    ap.add_argument(
-        "--no-keepalive", action="store_true", help="a new upstream connection for every chat"
-    )
-    ap.add_argument(
-        "--ca-bundle", metavar="PEM", help="trust these CAs for the upstream (self-signed TLS)"
-    )
-    ap.add_argument(
-        "--no-resume",
-        action="store_true",
-        help="keep no record of answers: a dropped connection cancels the upstream at once",
-    )
-    ap.add_argument(
-        "--store",
-        default="memory",
-        metavar="URL",
-        help="where answers are kept for resuming: memory (default) or redis://host:port/db "
-        "(several relay processes sharing one Redis can resume each other's answers)",
-    )
-    ap.add_argument("--answer-ttl", type=float, default=600.0, metavar="SECONDS")
-    ap.add_argument("--store-max-bytes", type=int, default=64 << 20, metavar="BYTES")
-    ap.add_argument("--unwatched-timeout", type=float, default=120.0, metavar="SECONDS")
-
-
-def config_from_args(args: argparse.Namespace, **kw: Any) -> RelayConfig:
-    secret = None
-    if args.secret_env:
-        secret = os.environ.get(args.secret_env)
-        if not secret:
-            raise ConfigError(
-                f"the environment variable {args.secret_env} is not set: export the shared "
-                "secret the page must send, or leave out --secret-env"
-            )
-    return RelayConfig.from_args(
-        args.upstream,
-        args.api_key_env,
-        args.format,
-        args.allow_origin,
-        allow_headers=args.allow_header,
-        allowed_models=args.allow_model,
-        max_body=args.max_body,
-        shared_secret=secret,
-        content_timeout=args.content_timeout,
-        max_duration=args.max_duration,
-        max_connections=args.max_connections,
-        keepalive=0 if args.no_keepalive else args.max_connections,
-        ca_bundle=args.ca_bundle,
-        resume=not args.no_resume,
-        store=args.store,
-        answer_ttl=args.answer_ttl,
-        store_max_bytes=args.store_max_bytes,
-        unwatched_timeout=args.unwatched_timeout,
-        **kw,
-    )
 
 
 def main(argv: list[str] | None = None) -> int:
