@@ -1,0 +1,205 @@
+// Starting Python for the page, from the assets build.py lists in index.html
+// (<script type="application/json" id="pysse-boot">), without freezing the page.
+//
+// Snapshot path (the default): a memory snapshot made at build time, with the page's modules
+// already imported, is restored instead of starting an interpreter and importing them (the
+// old boot's 2-3 s main-thread freeze was mostly CPython compiling the stdlib). The snapshot
+// is the wasm heap only, so the zips for later imports are written back where they were.
+// Plain path (the fallback): a normal interpreter start from .pyc zips, whenever the
+// snapshot is missing, fails to download or does not match this build.
+//
+// Every long synchronous step runs in a task of its own (a timer turn between them), so a
+// key typed during boot is handled between steps. Progress is bytes received over the total,
+// then one step per start-up phase, never backwards.
+const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
+const abs = (url) => new URL(url, location.href).href;
+
+export class BootError extends Error {}
+
+// Bytes received against the total the manifest announces (decoded sizes).
+class Bytes {
+  constructor(total, onChange) { this.total = total; this.got = 0; this.onChange = onChange; }
+  add(n) { this.got += n; this.onChange(Math.min(1, this.got / this.total)); }
+}
+
+// A response body read chunk by chunk into one preallocated buffer (no 31 MB copy in one
+// task), counted as it arrives. `size` is what the build wrote; anything else is an error.
+async function fetchInto(url, size, bytes) {
+  let resp;
+  try {
+    resp = await fetch(url);
+  } catch (e) {
+    throw new BootError(`could not load ${url} (${e.name}: ${e.message})`);
+  }
+  if (!resp.ok) throw new BootError(`could not load ${url} (HTTP ${resp.status}${resp.statusText ? " " + resp.statusText : ""})`);
+  const buf = new Uint8Array(size);
+  const reader = resp.body.getReader();
+  let off = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (off + value.length > size) throw new BootError(`${url} is larger than the ${size} bytes this build wrote`);
+    buf.set(value, off);
+    off += value.length;
+    bytes.add(value.length);
+  }
+  if (off !== size) throw new BootError(`${url} has ${off} bytes, not the ${size} this build wrote`);
+  return buf;
+}
+
+// The loader fetches the wasm and the stdlib itself: count their bytes on a clone of its
+// responses (the original goes to the loader untouched: streaming compile, code cache).
+function countLoaderFetches(urls, bytes) {
+  const original = globalThis.fetch;
+  globalThis.fetch = function (input, init) {
+    const pending = original.call(this, input, init);
+    const url = String(input instanceof Request ? input.url : input);
+    if (urls.has(url)) {
+      pending.then(async (resp) => {
+        if (!resp.ok || !resp.body) return;
+        const reader = resp.clone().body.getReader();
+        for (let r = await reader.read(); !r.done; r = await reader.read()) bytes.add(r.value.length);
+      }).catch(() => {});
+    }
+    return pending;
+  };
+  return () => { globalThis.fetch = original; };
+}
+
+// Undo the build's delta (pyodide_assets.mjs): the snapshot's first heap bytes were stored
+// XORed with the heap a fresh module has before any restore (the wasm's static data: ~99%
+// equal, so ~1 MB less on the wire). Only `ranges` of 32-bit words are XORed: words that
+// differ between fresh modules (stack canary, clock) were stored as they are. A checksum of
+// this module's fresh words guards against a module that differs from the build's.
+export async function undoDelta(snapshot, heap, delta) {
+  const words = new Uint32Array(snapshot.buffer, snapshot.byteOffset + delta.offset, (snapshot.length - delta.offset) >> 2);
+  const fresh = new Uint32Array(heap.buffer, heap.byteOffset, words.length);
+  let check = 0x811c9dc5;
+  let done = 0;
+  for (const [start, end] of delta.ranges) {
+    for (let i = start; i < end; i++) {
+      words[i] ^= fresh[i];
+      check = Math.imul(check ^ fresh[i], 16777619) >>> 0;
+    }
+    done += end - start;
+    if (done > (1 << 20)) { done = 0; await turn(); } // ~4 MB a task
+  }
+  if (check !== delta.check) throw new BootError("this browser's fresh Python heap differs from the build's: not using the snapshot");
+  new Uint32Array(snapshot.buffer, snapshot.byteOffset, 1)[0] = delta.magic;
+}
+
+// One loadPyodide: `zips` and `snapshot` are promises of bytes, started by the caller.
+async function load(manifest, stdlib, zips, snapshot, bytes, phase) {
+  const base = abs(manifest.pyodide);
+  const [{ loadPyodide }, { default: createPyodideModule }] = await Promise.all([
+    import(base + "pyodide.mjs"), import(base + "pyodide.asm.mjs")]);
+  const stop = countLoaderFetches(new Set([base + "pyodide.asm.wasm", abs(stdlib.url)]), bytes);
+  let zipError = null;
+  const config = {
+    indexURL: base,
+    stdLibURL: abs(stdlib.url),
+    lockFileContents: { info: manifest.lockInfo, packages: {} }, // no packages to load: no lock fetch
+    // Emscripten's preRun: the turn ends the task that finished compiling and instantiating
+    // the wasm; then the zips go where the snapshot (or sys.path) expects them.
+    fsInit: async (FS) => {
+      await turn();
+      phase("Starting Python…");
+      try {
+        (await zips).forEach((data, i) => FS.writeFile(manifest.zipPaths[i], data));
+      } catch (e) {
+        zipError = e; // thrown once loadPyodide is done (a throw here would go nowhere)
+      }
+    },
+    // The restore (or interpreter start) runs synchronously right after the module exists:
+    // give it a task of its own.
+    createPyodideModule: async (settings) => {
+      stop();
+      const module = await createPyodideModule(settings);
+      await turn();
+      if (snapshot && manifest.snapshot.delta) await undoDelta(await snapshot, module.HEAPU8, manifest.snapshot.delta);
+      return module;
+    },
+  };
+  if (snapshot) config._loadSnapshot = snapshot;
+  try {
+    const py = await loadPyodide(config);
+    if (zipError) throw zipError;
+    return py;
+  } finally {
+    stop();
+  }
+}
+
+async function firstFailing(urls) {
+  for (const url of urls) {
+    try {
+      const resp = await fetch(url, { method: "HEAD", cache: "no-store" });
+      if (!resp.ok) return `${url} (HTTP ${resp.status}${resp.statusText ? " " + resp.statusText : ""})`;
+    } catch (e) {
+      return `${url} (${e.name}: ${e.message})`;
+    }
+  }
+  return null;
+}
+
+const handled = (promise) => { promise.catch(() => {}); return promise; };
+
+async function fromSnapshot(manifest, bytes, phase) {
+  const snap = manifest.snapshot;
+  const snapshot = handled(fetchInto(abs(snap.url), snap.bytes, bytes));
+  const zips = handled(Promise.all(snap.zips.map((z) => fetchInto(abs(z.url), z.bytes, bytes))));
+  const py = await load(manifest, snap.stdlib, zips, snapshot, bytes, phase);
+  await turn();
+  const stamp = py.runPython("import sys; getattr(sys, '_pysse_snapshot_stamp', '')");
+  if (stamp !== snap.stamp) throw new BootError("the snapshot belongs to another build");
+  // Every visitor restores the same heap: draw this page's own random state.
+  py.runPython("import random; random.seed()");
+  return py;
+}
+
+async function plain(manifest, bytes, phase) {
+  const run = manifest.plain;
+  const zips = handled(Promise.all(run.zips.map((z) => fetchInto(abs(z.url), z.bytes, bytes))));
+  let py;
+  try {
+    py = await load(manifest, run.stdlib, zips, null, bytes, phase);
+  } catch (e) {
+    if (e instanceof BootError) throw e; // a zip that failed to load names itself
+    const base = abs(manifest.pyodide);
+    const bad = await firstFailing([base + "pyodide.mjs", base + "pyodide.asm.mjs", base + "pyodide.asm.wasm", abs(run.stdlib.url)]);
+    throw new BootError(bad ? `could not load ${bad}` : `the Python runtime did not start (${e.message})`);
+  }
+  await turn();
+  py.runPython(`import sys; sys.path[0:0] = ${JSON.stringify(manifest.zipPaths)}`);
+  return py;
+}
+
+// Python with pysse.browser imported. onProgress(fraction 0..1 of the downloads, or a phase
+// label) is called as boot goes; the returned object says which path was taken and why.
+export async function startPython(manifest, onProgress) {
+  const run = manifest.snapshot || manifest.plain;
+  const total = manifest.wasmBytes + run.stdlib.bytes + run.zips.reduce((n, z) => n + z.bytes, 0) + (run.bytes || 0);
+  const bytes = new Bytes(total, (fraction) => onProgress({ fraction }));
+  const phase = (label) => onProgress({ label });
+  let py, snapshotError = null;
+  if (manifest.snapshot) {
+    try {
+      py = await fromSnapshot(manifest, bytes, phase);
+    } catch (e) {
+      snapshotError = String(e.message || e);
+      console.warn(`pysse: starting Python without the snapshot (${snapshotError})`);
+      phase("Starting Python (without the snapshot)…");
+    }
+  }
+  if (!py) py = await plain(manifest, snapshotError ? new Bytes(Infinity, () => {}) : bytes, phase);
+  phase("Starting the app…");
+  await turn();
+  let browser;
+  try {
+    browser = py.pyimport("pysse.browser"); // already imported in a snapshot: instant
+  } catch (e) {
+    throw new BootError(`pysse did not load (${String(e.message).split("\n").filter(Boolean).pop()})`);
+  }
+  await turn();
+  return { py, browser, path: manifest.snapshot && !snapshotError ? "snapshot" : "plain", snapshotError };
+}
