@@ -346,19 +346,24 @@ def head_links(manifest: dict[str, object]) -> list[str]:
 
 
 def build_site(
-    out: Path = SITE, relay: str | None = "", fmt: str | None = None, best: bool = False
+    out: Path = SITE,
+    relay: str | None = "",
+    fmt: str | None = None,
+    best: bool = False,
+    snapshot: bool = True,
 ) -> Path:
     """Lay out the static site: the page, Pyodide, the boot assets (``buildtools.assets``:
     .pyc zips and a memory snapshot, listed in a manifest inside index.html), the wheels, and
     site.json with the relay the page sends to (``relay``) and its format (``fmt``); then
     ``.br``/``.gz`` siblings of every file (brotli quality 11 with ``best``, else faster).
+    ``snapshot=False`` leaves the snapshot out: ~4 MB less to download, a slower start.
 
     Versioned assets live under content-addressed paths (``pyodide/VERSION/``,
     ``wheels/HASH/``, ``boot/HASH/``) so a server can mark them immutable."""
     pyodide = fetch_pyodide()
     libs = fetch_browser_wheels()
     app = browser_wheel(build_pysse_wheel())
-    boot = boot_assets(CACHE, pyodide, libs, app, shutil.which("node"), log)
+    boot = boot_assets(CACHE, pyodide, libs, app, shutil.which("node"), log, snapshot)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(ROOT / "web", tmp)
@@ -436,7 +441,13 @@ def cmd_site(args: argparse.Namespace) -> int:
     problem = site_relay_check(args.relay, args.format)
     if problem:
         raise SystemExit(f"build.py site: {problem}")
-    build_site(Path(args.dir).resolve(), relay=args.relay, fmt=args.format)
+    build_site(
+        Path(args.dir).resolve(),
+        relay=args.relay,
+        fmt=args.format,
+        best=True,
+        snapshot=not args.no_snapshot,
+    )
     return 0
 
 
@@ -473,7 +484,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.only in (None, "relay"):
         run([sys.executable, "-m", "bench.bench_relay"], cwd=ROOT, env=env)
     if args.only in (None, "browser"):
-        site = build_site()
+        site = build_site(best=True)
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(site))
         run([sys.executable, "-m", "bench.bench_browser"], cwd=ROOT, env=env)
     return 0
@@ -520,6 +531,11 @@ def main() -> int:
     st.add_argument("dir")
     st.add_argument("--relay", default="", help="the relay URL the page sends to")
     st.add_argument("--format", default=None, help="the relay's wire format (default: auto)")
+    st.add_argument(
+        "--no-snapshot",
+        action="store_true",
+        help="leave the memory snapshot out (fewer bytes, slower start)",
+    )
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")

@@ -142,9 +142,10 @@ def build(
     app: Path,
     node: str | None,
     log: Callable[[str], None],
+    with_snapshot: bool = True,
 ) -> BootAssets:
     """The boot assets for Pyodide in ``pyodide``, the third-party wheels ``libs`` (in load
-    order) and pysse's browser wheel ``app``."""
+    order) and pysse's browser wheel ``app``; the snapshot unless ``with_snapshot`` is False."""
     root = cache / "boot"
     root.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
@@ -172,6 +173,8 @@ def build(
         problems.append(f"compiling with Pyodide in Node failed ({exc}): no .pyc zips, no snapshot")
         log(f"warning: {problems[-1]}")
         return sources_only(root, pyodide, libs, app, problems)
+    if not with_snapshot:
+        return BootAssets(stdlib, zips, compiled=True, snapshot=None, problems=tuple(problems))
     snapshot = None
     runtime = [pyodide / f for f in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")]
     stamp = digest(tools, *runtime, stdlib, *(z.file for z in zips))

@@ -94,9 +94,11 @@ class CachedStatic(StaticFiles):
                 path, status_code=status_code, stat_result=stat_result, media_type=media_type
             )
         else:
+            encoded = path + SUFFIX[enc]
             response = FileResponse(
-                path + SUFFIX[enc],
+                encoded,
                 status_code=status_code,
+                stat_result=os.stat(encoded),  # its own etag and length
                 media_type=media_type,
                 headers={"content-encoding": enc},
             )
