@@ -451,6 +451,9 @@ def cmd_site(args: argparse.Namespace) -> int:
     return 0
 
 
+LINTED = ("pysse", "buildtools", "tests", "bench", "build.py")
+
+
 def cmd_test(args: argparse.Namespace) -> int:
     chromium = find_chromium()
     find_node()
@@ -462,9 +465,9 @@ def cmd_test(args: argparse.Namespace) -> int:
         PYSSE_PYODIDE=str(fetch_pyodide()),
     )
     steps = [
-        [sys.executable, "-m", "ruff", "check", "pysse", "tests", "bench", "build.py"],
-        [sys.executable, "-m", "ruff", "format", "--check", "pysse", "tests", "bench", "build.py"],
-        [sys.executable, "-m", "mypy", "--strict", "pysse"],
+        [sys.executable, "-m", "ruff", "check", *LINTED],
+        [sys.executable, "-m", "ruff", "format", "--check", *LINTED],
+        [sys.executable, "-m", "mypy", "--strict", "pysse", "buildtools"],
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args.pytest_args],
     ]
     for step in steps:
@@ -483,9 +486,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run([sys.executable, "-m", "bench.bench_markdown"], cwd=ROOT, env=env)
     if args.only in (None, "relay"):
         run([sys.executable, "-m", "bench.bench_relay"], cwd=ROOT, env=env)
-    if args.only in (None, "browser"):
+    if args.only in (None, "browser", "boot"):
         site = build_site(best=True)
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(site))
+    if args.only in (None, "boot"):
+        plain = build_site(BUILD / "site-plain", best=True, snapshot=False)
+        env.update(PYSSE_SITE_PLAIN=str(plain))
+        run([sys.executable, "-m", "bench.bench_boot"], cwd=ROOT, env=env)
+    if args.only in (None, "browser"):
         run([sys.executable, "-m", "bench.bench_browser"], cwd=ROOT, env=env)
     return 0
 
@@ -539,7 +547,7 @@ def main() -> int:
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("--only", choices=["parser", "markdown", "relay", "browser"])
+    b.add_argument("--only", choices=["parser", "markdown", "relay", "boot", "browser"])
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")

@@ -22,7 +22,7 @@ from . import demo
 from .body import json_error, read_json_body
 from .relay import RelayConfig, relay_endpoint
 from .serve import STOPPING
-from .static import CachedStatic
+from .static import PREFERENCE, CachedStatic, Encoding
 
 MAX_BODY = 1 << 20
 DEMO_PATHS = {name: p.demo_path for name, p in PROVIDERS.items()}
@@ -92,11 +92,13 @@ def create_app(
     allow_origins: list[str] | None = None,
     demo_pace: float = 1.0,
     relay: RelayConfig | None = None,
+    encodings: tuple[Encoding, ...] = PREFERENCE,
 ) -> Starlette:
     """The page at ``/``, the demo relay at the providers' usual paths, and (with
     ``relay``, or ``upstream`` and friends) a real relay at ``/relay``. The page served here
     is same-origin for the relay (recognised by the listening socket's address, never the
-    Host header)."""
+    Host header). ``encodings``: the precompressed files it may send (``()``: every file as
+    it is, as before #14)."""
     routes: list[Any] = demo_routes(demo_pace)
     relay_cfg: dict[str, Any] = {}
     if relay is None and upstream:
@@ -114,7 +116,7 @@ def create_app(
         async def site_config(request: Request) -> Response:
             return JSONResponse(site_json, headers={"cache-control": "no-cache"})
 
-        files = CachedStatic(directory=str(site))
+        files = CachedStatic(directory=str(site), encodings=encodings)
 
         async def index(request: Request) -> Response:
             page = site / "index.html"
