@@ -19,9 +19,11 @@ let label = bootText.textContent;
 // The bar only moves forward; the label says what is happening now (and that queued
 // messages wait for it).
 const show = (value, text = label) => {
-  progress.value = Math.max(progress.value, value);
+  const next = Math.max(progress.value, Math.round(value));
+  if (next !== progress.value) progress.value = next;
   label = text;
-  bootText.textContent = early.length ? text + QUEUED : text;
+  const shown = early.length ? text + QUEUED : text;
+  if (bootText.textContent !== shown) bootText.textContent = shown;
 };
 try {  // a reload after a failed boot brings back what was typed
   const draft = sessionStorage.getItem(DRAFT_KEY);
@@ -84,6 +86,7 @@ async function boot() {
   $("[data-role=send]").removeEventListener("click", earlySend);
   prompt.removeEventListener("keydown", earlyKey);
   for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
+  performance.mark("pysse:start-app");
   browser.start(JSON.stringify(config), early);
   window.pysseBootMs = performance.now() - t0;
   window.pysseReadyAt = performance.now();

@@ -12,6 +12,10 @@
 // key typed during boot is handled between steps. Progress is bytes received over the total,
 // then one step per start-up phase, never backwards.
 const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
+// Let input and painting in between: scheduler.yield() where there is one (Chromium 129+).
+const yieldNow = () => (globalThis.scheduler?.yield ? scheduler.yield() : turn());
+const SLICE_MS = 8;
+const mark = (name) => performance.mark(`pysse:${name}`); // for the bench's task timeline
 const abs = (url) => new URL(url, location.href).href;
 
 export class BootError extends Error {}
@@ -35,7 +39,11 @@ async function fetchInto(url, size, bytes) {
   const buf = new Uint8Array(size);
   const reader = resp.body.getReader();
   let off = 0;
+  let slice = performance.now();
   for (;;) {
+    // Chunks that arrived together resolve read() without leaving the task: yield now and
+    // then, or a fast link turns the whole download into one long task.
+    if (performance.now() - slice > SLICE_MS) { await yieldNow(); slice = performance.now(); }
     const { done, value } = await reader.read();
     if (done) break;
     if (off + value.length > size) throw new BootError(`${url} is larger than the ${size} bytes this build wrote`);
@@ -47,23 +55,18 @@ async function fetchInto(url, size, bytes) {
   return buf;
 }
 
-// The loader fetches the wasm and the stdlib itself: count their bytes on a clone of its
-// responses (the original goes to the loader untouched: streaming compile, code cache).
-function countLoaderFetches(urls, bytes) {
-  const original = globalThis.fetch;
-  globalThis.fetch = function (input, init) {
-    const pending = original.call(this, input, init);
-    const url = String(input instanceof Request ? input.url : input);
-    if (urls.has(url)) {
-      pending.then(async (resp) => {
-        if (!resp.ok || !resp.body) return;
-        const reader = resp.clone().body.getReader();
-        for (let r = await reader.read(); !r.done; r = await reader.read()) bytes.add(r.value.length);
-      }).catch(() => {});
+// The loader fetches the wasm and the stdlib itself: their bytes count when they have all
+// arrived (Resource Timing). Reading a clone of its responses would count them as they come,
+// but doubles the work and garbage on the main thread while the wasm compiles.
+function countWhenLoaded(urls, bytes) {
+  const left = new Map(urls);
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if (left.has(entry.name)) { bytes.add(left.get(entry.name)); left.delete(entry.name); }
     }
-    return pending;
-  };
-  return () => { globalThis.fetch = original; };
+    if (!left.size) observer.disconnect();
+  });
+  observer.observe({ type: "resource", buffered: true });
 }
 
 // Undo the build's delta (pyodide_assets.mjs): the snapshot's first heap bytes were stored
@@ -93,7 +96,7 @@ async function load(manifest, stdlib, zips, snapshot, bytes, phase) {
   const base = abs(manifest.pyodide);
   const [{ loadPyodide }, { default: createPyodideModule }] = await Promise.all([
     import(base + "pyodide.mjs"), import(base + "pyodide.asm.mjs")]);
-  const stop = countLoaderFetches(new Set([base + "pyodide.asm.wasm", abs(stdlib.url)]), bytes);
+  countWhenLoaded([[base + "pyodide.asm.wasm", manifest.wasmBytes], [abs(stdlib.url), stdlib.bytes]], bytes);
   let zipError = null;
   const config = {
     indexURL: base,
@@ -102,6 +105,7 @@ async function load(manifest, stdlib, zips, snapshot, bytes, phase) {
     // Emscripten's preRun: the turn ends the task that finished compiling and instantiating
     // the wasm; then the zips go where the snapshot (or sys.path) expects them.
     fsInit: async (FS) => {
+      mark("wasm-instantiated");
       await turn();
       phase("Starting Python…");
       try {
@@ -110,24 +114,31 @@ async function load(manifest, stdlib, zips, snapshot, bytes, phase) {
         zipError = e; // thrown once loadPyodide is done (a throw here would go nowhere)
       }
     },
-    // The restore (or interpreter start) runs synchronously right after the module exists:
-    // give it a task of its own.
+    // The wasm's compile finishes in the task its last bytes arrive in (on a fast link, all of
+    // its streaming bookkeeping at once): the module's own start-up (~260 small wasm
+    // compiles, preRun) gets a task of its own. Then the restore (or interpreter start) runs
+    // synchronously right after the module exists: it gets one too.
     createPyodideModule: async (settings) => {
-      stop();
+      const instantiate = settings.instantiateWasm;
+      if (instantiate) {
+        settings.instantiateWasm = (imports, success) => instantiate(imports, (instance, module) => {
+          mark("wasm-compiled");
+          turn().then(() => success(instance, module));
+        });
+      }
       const module = await createPyodideModule(settings);
+      mark("module-created");
       await turn();
       if (snapshot && manifest.snapshot.delta) await undoDelta(await snapshot, module.HEAPU8, manifest.snapshot.delta);
+      mark(snapshot ? "restore" : "interpreter-start");
       return module;
     },
   };
   if (snapshot) config._loadSnapshot = snapshot;
-  try {
-    const py = await loadPyodide(config);
-    if (zipError) throw zipError;
-    return py;
-  } finally {
-    stop();
-  }
+  const py = await loadPyodide(config);
+  mark("python-ready");
+  if (zipError) throw zipError;
+  return py;
 }
 
 async function firstFailing(urls) {
@@ -194,6 +205,7 @@ export async function startPython(manifest, onProgress) {
   if (!py) py = await plain(manifest, snapshotError ? new Bytes(Infinity, () => {}) : bytes, phase);
   phase("Starting the app…");
   await turn();
+  mark("import-app");
   let browser;
   try {
     browser = py.pyimport("pysse.browser"); // already imported in a snapshot: instant
