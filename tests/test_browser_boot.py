@@ -81,6 +81,26 @@ def test_every_visitor_gets_its_own_random_state(make_page: Any) -> None:
     assert draws[0] != draws[1]
 
 
+FROZEN = "() => pysseRuntime.runPython('import gc; gc.get_freeze_count()')"
+
+
+def test_what_boot_imported_is_out_of_the_collectors_sight(
+    make_page: Any, browser: Any, other_sites: dict[str, LiveServer]
+) -> None:
+    # Else every full collection walks the whole imported world again: a long task while an
+    # answer streams (the bench's CPU-4x rows).
+    page = make_page().open()
+    assert boot_info(page)["path"] == "snapshot"
+    assert page.evaluate(FROZEN) > 10_000
+    p = Page(browser, other_sites["plain"].url)
+    try:
+        page = p.open()
+        assert boot_info(page)["path"] == "plain"
+        assert page.evaluate(FROZEN) > 10_000
+    finally:
+        p.close()
+
+
 @pytest.mark.parametrize("locale", ["de-DE", "ja-JP"])
 def test_the_snapshot_fits_any_locale(browser: Any, server: LiveServer, locale: str) -> None:
     # A fresh module's heap holds LANG (from navigator.language): the build's heap delta

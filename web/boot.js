@@ -212,6 +212,11 @@ export async function startPython(manifest, onProgress) {
   } catch (e) {
     throw new BootError(`pysse did not load (${String(e.message).split("\n").filter(Boolean).pop()})`);
   }
+  // What boot imported lives as long as the page: out of the collector's sight (gc.freeze),
+  // or a full collection walks all of it again (150-420 ms in one task on this machine, 4x
+  // that on a slow phone) and the old generation's increments keep rescanning it. The
+  // snapshot was collected before it was taken, so nothing collectable is frozen there.
+  py.runPython("import gc; gc.freeze()");
   await turn();
   return { py, browser, path: manifest.snapshot && !snapshotError ? "snapshot" : "plain", snapshotError };
 }
