@@ -29,6 +29,11 @@ import tarfile
 import venv
 import zipfile
 from pathlib import Path
+from typing import Any
+
+from buildtools.assets import BootAssets
+from buildtools.assets import build as boot_assets
+from buildtools.compress import compress_site, link_or_copy
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -54,8 +59,8 @@ BROWSER_WHEELS = (
     "pygments==2.21.0",
 )
 EXTRAS = {
-    "serve": "serve,markdown",
-    "site": "markdown",
+    "serve": "serve,markdown,site",
+    "site": "markdown,site",
     "test": "test",
     "bench": "test,bench",
     "fuzz": "test,fuzz",
@@ -339,20 +344,83 @@ def format_options() -> str:
     )
 
 
-def build_site(out: Path = SITE, relay: str | None = "", fmt: str | None = None) -> Path:
-    """Lay out the static site: the page, Pyodide, the wheels, and site.json naming them and
-    (``relay``, ``fmt``) the relay the page sends to and its format.
+def place(site: Path, src: Path, name: str | None = None) -> str:
+    """``src`` in the site at a content-addressed URL (``boot/HASH/NAME``: immutable)."""
+    d = site / "boot" / sha(src)[:12]
+    d.mkdir(parents=True, exist_ok=True)
+    link_or_copy(src, d / (name or src.name))
+    return f"boot/{d.name}/{name or src.name}"
+
+
+def boot_manifest(site: Path, pyodide: Path, boot: BootAssets) -> dict[str, object]:
+    """What web/boot.js boots from: URLs and decoded sizes (for the progress bar)."""
+
+    def entry(src: Path) -> dict[str, object]:
+        return {"url": place(site, src), "bytes": src.stat().st_size}
+
+    lock = json.loads((pyodide / "pyodide-lock.json").read_text())
+    manifest: dict[str, object] = {
+        "pyodide": f"pyodide/{PYODIDE_VERSION}/",
+        "wasmBytes": (pyodide / "pyodide.asm.wasm").stat().st_size,
+        "lockInfo": lock["info"],
+        "zipPaths": [z.fs_path for z in boot.zips],
+        "plain": {"stdlib": entry(boot.stdlib), "zips": [entry(z.file) for z in boot.zips]},
+        "snapshot": None,
+    }
+    snap = boot.snapshot
+    if snap is not None:
+        manifest["snapshot"] = {
+            **entry(snap.file),
+            "stamp": snap.stamp,
+            "delta": snap.delta,
+            "stdlib": entry(snap.stdlib),
+            "zips": [entry(z.file) for z in snap.zips],
+        }
+    return manifest
+
+
+def head_links(manifest: dict[str, object]) -> list[str]:
+    """Start every download while the HTML is parsed, not one after another as boot needs
+    them: the boot modules, the runtime's modules, its wasm, and what the boot path reads."""
+    base = str(manifest["pyodide"])
+    run: Any = manifest["snapshot"] or manifest["plain"]
+    fetches = [f"{base}pyodide.asm.wasm", run["stdlib"]["url"], *(z["url"] for z in run["zips"])]
+    if manifest["snapshot"]:
+        fetches.append(run["url"])
+    modules = ["boot.js", "bridge.js", f"{base}pyodide.mjs", f"{base}pyodide.asm.mjs"]
+    data = json.dumps(manifest, separators=(",", ":")).replace("</", "<\\/")
+    return [
+        *(f'<link rel="modulepreload" href="{m}">' for m in modules),
+        *(f'<link rel="preload" href="{u}" as="fetch" crossorigin>' for u in fetches),
+        f'<script type="application/json" id="pysse-boot">{data}</script>',
+    ]
+
+
+def build_site(
+    out: Path = SITE,
+    relay: str | None = "",
+    fmt: str | None = None,
+    best: bool = False,
+    snapshot: bool = True,
+) -> Path:
+    """Lay out the static site: the page, Pyodide, the boot assets (``buildtools.assets``:
+    .pyc zips and a memory snapshot, listed in a manifest inside index.html), the wheels, and
+    site.json with the relay the page sends to (``relay``) and its format (``fmt``); then
+    ``.br``/``.gz`` siblings of every file (brotli quality 11 with ``best``, else faster).
+    ``snapshot=False`` leaves the snapshot out: ~4 MB less to download, a slower start.
 
     Versioned assets live under content-addressed paths (``pyodide/VERSION/``,
-    ``wheels/HASH/``) so a server can mark them immutable."""
+    ``wheels/HASH/``, ``boot/HASH/``) so a server can mark them immutable."""
     pyodide = fetch_pyodide()
-    wheels = [*fetch_browser_wheels(), browser_wheel(build_pysse_wheel())]
+    libs = fetch_browser_wheels()
+    app = browser_wheel(build_pysse_wheel())
+    boot = boot_assets(CACHE, pyodide, libs, app, shutil.which("node"), log, snapshot)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(ROOT / "web", tmp)
-    shutil.copytree(pyodide, tmp / "pyodide" / PYODIDE_VERSION)
+    shutil.copytree(pyodide, tmp / "pyodide" / PYODIDE_VERSION, copy_function=link_or_copy)
     urls = []
-    for whl in wheels:
+    for whl in [*libs, app]:
         d = tmp / "wheels" / sha(whl)[:12]
         d.mkdir(parents=True)
         shutil.copy2(whl, d / whl.name)
@@ -365,33 +433,24 @@ def build_site(out: Path = SITE, relay: str | None = "", fmt: str | None = None)
     if fmt:
         config["format"] = fmt
     (tmp / "site.json").write_text(json.dumps(config, indent=1))
-    # Start every download while the HTML is parsed, not one after another as boot needs
-    # them: the runtime's modules, its wasm and stdlib, and the wheels.
-    base = str(config["pyodide"])
-    links = [
-        f'<link rel="modulepreload" href="{base}pyodide.mjs">',
-        f'<link rel="modulepreload" href="{base}pyodide.asm.mjs">',
-    ]
-    links += [
-        f'<link rel="preload" href="{base}{f}" as="fetch" crossorigin>'
-        for f in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
-    ]
-    links += [f'<link rel="preload" href="{u}" as="fetch" crossorigin>' for u in urls]
+    manifest = boot_manifest(tmp, pyodide, boot)
     index = tmp / "index.html"
     index.write_text(
         index.read_text()
         .replace(
-            "<!--preload: build.py writes preload links for the runtime and wheels here-->",
-            "\n".join(links),
+            "<!--boot: build.py writes preload links and the boot manifest here-->",
+            "\n".join(head_links(manifest)),
         )
         .replace(
             "<!--formats: build.py writes one option per provider format (pysse.providers) here-->",
             format_options(),
         )
     )
+    compress_site(tmp, CACHE, best, log)
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
-    log(f"site ready in {out}")
+    kind = "snapshot" if boot.snapshot else ("plain, .pyc" if boot.compiled else "plain, sources")
+    log(f"site ready in {out} (boot: {kind})")
     return out
 
 
@@ -433,8 +492,17 @@ def cmd_site(args: argparse.Namespace) -> int:
     problem = site_relay_check(args.relay, args.format)
     if problem:
         raise SystemExit(f"build.py site: {problem}")
-    build_site(Path(args.dir).resolve(), relay=args.relay, fmt=args.format)
+    build_site(
+        Path(args.dir).resolve(),
+        relay=args.relay,
+        fmt=args.format,
+        best=True,
+        snapshot=not args.no_snapshot,
+    )
     return 0
+
+
+LINTED = ("pysse", "buildtools", "tests", "bench", "build.py")
 
 
 def cmd_test(args: argparse.Namespace) -> int:
@@ -451,9 +519,9 @@ def cmd_test(args: argparse.Namespace) -> int:
         PYSSE_AXE=str(fetch_axe()),
     )
     steps = [
-        [sys.executable, "-m", "ruff", "check", "pysse", "tests", "bench", "build.py"],
-        [sys.executable, "-m", "ruff", "format", "--check", "pysse", "tests", "bench", "build.py"],
-        [sys.executable, "-m", "mypy", "--strict", "pysse"],
+        [sys.executable, "-m", "ruff", "check", *LINTED],
+        [sys.executable, "-m", "ruff", "format", "--check", *LINTED],
+        [sys.executable, "-m", "mypy", "--strict", "pysse", "buildtools"],
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args.pytest_args],
     ]
     for step in steps:
@@ -475,9 +543,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.only in (None, "resume"):
         env.update(PYSSE_REDIS_SERVER=find_redis_server())
         run([sys.executable, "-m", "bench.bench_resume"], cwd=ROOT, env=env)
-    if args.only in (None, "browser"):
-        site = build_site()
+    if args.only in (None, "browser", "boot"):
+        site = build_site(best=True)
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(site))
+    if args.only in (None, "boot"):
+        plain = build_site(BUILD / "site-plain", best=True, snapshot=False)
+        env.update(PYSSE_SITE_PLAIN=str(plain))
+        run([sys.executable, "-m", "bench.bench_boot"], cwd=ROOT, env=env)
+    if args.only in (None, "browser"):
         run([sys.executable, "-m", "bench.bench_browser"], cwd=ROOT, env=env)
     return 0
 
@@ -531,10 +604,15 @@ def main() -> int:
     st.add_argument("dir")
     st.add_argument("--relay", default="", help="the relay URL the page sends to")
     st.add_argument("--format", default=None, help="the relay's wire format (default: auto)")
+    st.add_argument(
+        "--no-snapshot",
+        action="store_true",
+        help="leave the memory snapshot out (fewer bytes, slower start)",
+    )
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("--only", choices=["parser", "markdown", "relay", "resume", "browser"])
+    b.add_argument("--only", choices=["parser", "markdown", "relay", "resume", "boot", "browser"])
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")

@@ -66,30 +66,6 @@ def test_streams_each_format_to_done(make_page: Any, fmt: str) -> None:
     assert stats["turns"][0]["format"] == (fmt if fmt != "auto" else "openai-chat")
 
 
-def test_message_sent_before_python_is_ready_goes_out(make_page: Any) -> None:
-    p = make_page()
-    page = p.page
-    held: list[Any] = []
-    page.route("**/wheels/**", lambda route: held.append(route))  # hold Python back
-    page.goto(p.base + "/", wait_until="commit")
-    page.wait_for_selector("body[data-booting='1']")
-    p.send("/demo echo early bird")
-    page.wait_for_selector(".msg.user")
-    assert page.get_attribute("body", "data-ready") is None  # the UI works before Python
-    page.wait_for_function("() => true")
-    for _ in range(100):
-        if held:
-            break
-        page.wait_for_timeout(50)
-    for route in held:
-        route.continue_()
-    page.unroute("**/wheels/**")
-    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
-    msg = p.wait_done()
-    assert msg.get_attribute("data-text") == "early bird"
-    assert page.locator(".msg.user").count() == 1
-
-
 @pytest.mark.parametrize(
     ("command", "state", "needle"),
     [

@@ -293,8 +293,8 @@ def test_boot_asset_404_names_the_url_and_keeps_the_typed_message(
 ) -> None:
     p = open_page("/conf", wait_ready=False)
     page = p.page
-    # Reload with the pysse wheel missing, as after an incomplete upload.
-    page.route("**/wheels/**/pysse-*.whl", lambda route: route.fulfill(status=404, body="nope"))
+    # Reload with pysse's zip missing, as after an incomplete upload.
+    page.route("**/boot/**/pysse-app.zip", lambda route: route.fulfill(status=404, body="nope"))
     page.reload(wait_until="commit")
     page.wait_for_selector("body[data-booting='1']")
     p.send("typed while booting")
@@ -310,7 +310,7 @@ def test_boot_asset_404_names_the_url_and_keeps_the_typed_message(
     assert "your message goes out" not in page.inner_text("[data-role=boot-text]")
     p.errors.clear()  # the 404 is the point of this test
     # Reload restores the typed text; with the wheel back, it boots and sends.
-    page.unroute("**/wheels/**/pysse-*.whl")
+    page.unroute("**/boot/**/pysse-app.zip")
     page.click("[data-role=reload]")
     page.wait_for_selector("body[data-ready='1']", timeout=60_000)
     assert page.input_value("[data-role=prompt]") == "typed while booting"

@@ -1,13 +1,21 @@
 """build.py: the static site it writes. The wheel the page loads holds only what runs there,
-and the page's Format menu comes from the provider registry."""
+and the page's Format menu comes from the provider registry. The boot assets (buildtools):
+a manifest of files that exist, bytecode zips, precompressed siblings, a cache that makes a
+second build cheap, and a site that still boots without Node."""
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
+import re
 import zipfile
 from pathlib import Path
+from typing import Any, NoReturn
+
+import brotli
+import pytest
 
 from pysse.providers import PROVIDERS
 
@@ -64,3 +72,90 @@ def test_the_site_loads_the_math_wheels_in_order_and_never_ships_axe(site: Path)
     assert not [n for n in files if "axe" in n]
     for page in ("index.html", "app.js", "store.js", "theme.js"):
         assert "axe" not in (site / page).read_text().lower()
+
+
+def boot_manifest(site: Path) -> dict[str, Any]:
+    html = (site / "index.html").read_text()
+    m = re.search(r'<script type="application/json" id="pysse-boot">(.*?)</script>', html)
+    assert m, "no boot manifest in index.html"
+    return dict(json.loads(m.group(1).replace("<\\/", "</")))
+
+
+def test_the_boot_manifest_lists_files_that_exist_and_preloads_them(site: Path) -> None:
+    m = boot_manifest(site)
+    html = (site / "index.html").read_text()
+    snap = m["snapshot"]
+    assert snap is not None, "this machine has Node: the site must have a snapshot"
+    assert m["zipPaths"] == ["/lib/pysse-lib.zip", "/lib/pysse-app.zip"]
+    assert m["wasmBytes"] == (site / m["pyodide"] / "pyodide.asm.wasm").stat().st_size
+    assert m["lockInfo"]["abi_version"]
+    entries = [m["plain"]["stdlib"], *m["plain"]["zips"], snap, snap["stdlib"], *snap["zips"]]
+    for e in entries:
+        assert e["url"].startswith("boot/") and (site / e["url"]).stat().st_size == e["bytes"]
+    for e in [snap, snap["stdlib"], *snap["zips"]]:  # the snapshot path starts at once
+        assert f'<link rel="preload" href="{e["url"]}" as="fetch" crossorigin>' in html
+    assert f'<link rel="modulepreload" href="{m["pyodide"]}pyodide.asm.mjs">' in html
+    assert "<!--boot" not in html
+    # The delta's header: the loader refuses the file until boot.js has undone the delta.
+    head = (site / snap["url"]).read_bytes()[:16]
+    assert int.from_bytes(head[:4], "little") == 0 and snap["delta"]["magic"] != 0
+
+
+def test_zips_hold_bytecode_and_the_lazy_ones_leave_the_snapshot_modules_out(site: Path) -> None:
+    m = boot_manifest(site)
+    with zipfile.ZipFile(site / m["plain"]["zips"][1]["url"]) as z:
+        names = set(z.namelist())
+    assert "pysse/browser/__init__.pyc" in names and "pysse/browser/__init__.py" not in names
+    assert not [n for n in names if n.startswith(("pysse/server/", "pysse/testing/"))]
+    with zipfile.ZipFile(site / m["plain"]["stdlib"]["url"]) as z:
+        stdlib = set(z.namelist())
+    assert "asyncio/__init__.pyc" in stdlib and not [n for n in stdlib if n.endswith(".py")]
+    with zipfile.ZipFile(site / m["snapshot"]["stdlib"]["url"]) as z:
+        lazy = set(z.namelist())
+    assert "asyncio/__init__.pyc" not in lazy and "difflib.pyc" in lazy and lazy < stdlib
+
+
+def test_precompressed_siblings_decode_to_the_file(site: Path) -> None:
+    m = boot_manifest(site)
+    small = ["index.html", "boot.js", "app.js", "style.css"]
+    big = [f"{m['pyodide']}pyodide.asm.wasm", m["snapshot"]["url"], m["snapshot"]["stdlib"]["url"]]
+    for rel in small + big:
+        data = (site / rel).read_bytes()
+        br = (site / (rel + ".br")).read_bytes()
+        gz = (site / (rel + ".gz")).read_bytes()
+        assert brotli.decompress(br) == data and gzip.decompress(gz) == data, rel
+        assert len(br) < len(gz) < len(data), rel
+    assert not (site / "site.json.br").exists()  # too small to gain anything
+
+
+def test_a_second_build_reuses_every_derived_asset(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import build
+    from buildtools import assets, compress
+
+    def fail(*args: object, **kw: object) -> NoReturn:
+        raise AssertionError("rebuilt something the cache has")
+
+    monkeypatch.setattr(assets, "run_node", fail)
+    monkeypatch.setattr(compress, "_brotli", fail)
+    monkeypatch.setattr(compress, "_gzip", fail)
+    out = build.build_site(tmp_path / "again")
+    assert boot_manifest(out)["snapshot"]["stamp"] == boot_manifest(site)["snapshot"]["stamp"]
+
+
+def test_without_node_the_site_boots_from_sources(tmp_path: Path) -> None:
+    import build
+    from buildtools import assets
+
+    logged: list[str] = []
+    wheels = build.fetch_browser_wheels()
+    app = build.browser_wheel(build.build_pysse_wheel())
+    pyodide = build.fetch_pyodide()
+    got = assets.build(build.CACHE, pyodide, wheels, app, None, logged.append)
+    assert got.snapshot is None and not got.compiled
+    assert got.stdlib == pyodide / "python_stdlib.zip"
+    assert "Node.js was not found" in got.problems[0] and "warning" in logged[0]
+    with zipfile.ZipFile(got.zips[0].file) as z:
+        names = z.namelist()
+    assert "pysse/browser/__init__.py" in names and "markdown_it/__init__.py" in names

@@ -1,5 +1,7 @@
 """The pure-Python layers under real Pyodide (Python 3.14, Node + the npm package), compared
-with CPython on the same inputs, so a CPython-only (or 3.14-only) slip is caught."""
+with CPython on the same inputs, so a CPython-only (or 3.14-only) slip is caught. Run three
+ways: the wheels loaded as packages, and the two ways the page boots (web/boot.js): restored
+from the site's memory snapshot, and a plain start from its .pyc zips."""
 
 from __future__ import annotations
 
@@ -92,7 +94,49 @@ const { pathToFileURL } = require("url");
 """
 
 
-def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> None:
+# The page's boot, in Node: the site's manifest (index.html), its zips written where the page
+# writes them, and for the snapshot the page's own undoDelta (web/boot.js).
+NODE_SITE = r"""
+const fs = require("fs");
+const path = require("path");
+const { pathToFileURL } = require("url");
+(async () => {
+  const [site, how, code, input] = process.argv.slice(2);
+  const html = fs.readFileSync(path.join(site, "index.html"), "utf8");
+  const m = JSON.parse(html.match(/id="pysse-boot">(.*?)<\/script>/)[1].replaceAll("<\\/", "</"));
+  const run = how === "snapshot" ? m.snapshot : m.plain;
+  const dir = path.join(site, m.pyodide);
+  const { loadPyodide } = await import(pathToFileURL(path.join(dir, "pyodide.mjs")).href);
+  const { default: factory } = await import(pathToFileURL(path.join(dir, "pyodide.asm.mjs")).href);
+  const { undoDelta } = await import(pathToFileURL(path.join(site, "boot.js")).href);
+  const read = (url) => new Uint8Array(fs.readFileSync(path.join(site, url)));
+  const config = {
+    indexURL: dir + "/", stdLibURL: path.join(site, run.stdlib.url),
+    fsInit: async (FS) => run.zips.forEach((z, i) => FS.writeFile(m.zipPaths[i], read(z.url))),
+  };
+  if (how === "snapshot") {
+    const snap = read(run.url);
+    config._loadSnapshot = snap;
+    config.createPyodideModule = async (settings) => {
+      const module = await factory(settings);
+      await undoDelta(snap, module.HEAPU8, run.delta);
+      return module;
+    };
+  }
+  const py = await loadPyodide(config);
+  if (how === "snapshot") {
+    if (py.runPython("import sys; sys._pysse_snapshot_stamp") !== run.stamp) throw new Error("stamp");
+  } else {
+    py.runPython(`import sys; sys.path[0:0] = ${JSON.stringify(m.zipPaths)}`);
+  }
+  py.globals.set("INPUT", input);
+  process.stdout.write(py.runPython(code));
+})().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+@pytest.mark.parametrize("how", ["wheels", "plain", "snapshot"])
+def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path, how: str) -> None:
     node = shutil.which("node")
     assert node, "Node.js is required for this test (python build.py test installs it)"
     pyodide_dir = Path(os.environ.get("PYSSE_PYODIDE") or site / "pyodide" / "314.0.7")
@@ -100,7 +144,6 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> 
     wheels = [str(site / w) for w in cfg["wheels"]]
     fixtures = {name: body.hex() for name, body, _ in load_fixtures()}
     script = tmp_path / "run.js"
-    script.write_text(NODE)
     math = (Path(__file__).parent / "fixtures" / "answer_math.md").read_text()
     hard_tex = [
         "\\sqrt" * 199 + "x",
@@ -114,8 +157,14 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path) -> 
     payload = json.dumps(
         {"fixtures": fixtures, "markdown": RICH_ANSWER, "math": math, "hard_tex": hard_tex}
     )
+    if how == "wheels":
+        script.write_text(NODE)
+        args = [str(pyodide_dir), json.dumps(wheels)]
+    else:
+        script.write_text(NODE_SITE)
+        args = [str(site), how]
     proc = subprocess.run(
-        [node, str(script), str(pyodide_dir), json.dumps(wheels), CHECK, payload],
+        [node, str(script), *args, CHECK, payload],
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,39 +1,35 @@
-// Boot: the page is already painted and usable; load Pyodide and the wheels from this site
-// (never a CDN), then hand over to Python (pysse.browser). Prompts sent before Python is
-// ready are queued and go out as soon as it is. If boot fails, the page says which URL
-// failed and how, keeps every typed message, and offers a reload that restores them.
+// The page before Python: it is painted and usable at once. Prompts sent before Python is
+// ready are queued and go out as soon as it is; boot.js starts Python from this site (never a
+// CDN) and this module shows its progress, never backwards. If boot fails, the page says
+// which URL failed and how, keeps every typed message, and offers a reload that restores them.
 import * as bridge from "./bridge.js";
+import { BootError, startPython } from "./boot.js";
 
 window.pysseBridge = bridge;
 const $ = (sel) => document.querySelector(sel);
 const progress = $("[data-role=boot-progress]");
 const bootText = $("[data-role=boot-text]");
-const step = (value, text) => { progress.value = value; bootText.textContent = text; };
 const DRAFT_KEY = "pysse.draft";
+const QUEUED = " Your message goes out when it is ready.";
 
 const early = [];
 const prompt = $("[data-role=prompt]");
 let bootFailed = null;
+let label = bootText.textContent;
+// The bar only moves forward; the label says what is happening now (and that queued
+// messages wait for it).
+const show = (value, text = label) => {
+  const next = Math.max(progress.value, Math.round(value));
+  if (next !== progress.value) progress.value = next;
+  label = text;
+  const shown = early.length ? text + QUEUED : text;
+  if (bootText.textContent !== shown) bootText.textContent = shown;
+};
 try {  // a reload after a failed boot brings back what was typed
   const draft = sessionStorage.getItem(DRAFT_KEY);
   if (draft && !prompt.value) prompt.value = draft;
   sessionStorage.removeItem(DRAFT_KEY);
 } catch (e) { /* storage disabled */ }
-
-class BootError extends Error {}
-
-// Which of these URLs fails, and how ("HTTP 404 Not Found", "network error"); null if all load.
-async function firstFailing(urls) {
-  for (const url of urls) {
-    try {
-      const resp = await fetch(url, { method: "HEAD", cache: "no-store" });
-      if (!resp.ok) return `${url} (HTTP ${resp.status}${resp.statusText ? " " + resp.statusText : ""})`;
-    } catch (e) {
-      return `${url} (${e.name}: ${e.message})`;
-    }
-  }
-  return null;
-}
 
 const earlySend = () => {
   const text = prompt.value.trim();
@@ -50,63 +46,58 @@ const earlySend = () => {
   art.dataset.early = "1";
   art.textContent = text;
   $("[data-role=log]").appendChild(art);
-  step(progress.value, "Starting Python… your message goes out when it is ready");
+  show(0);
 };
 const earlyKey = (e) => { if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); earlySend(); } };
 $("[data-role=send]").addEventListener("click", earlySend);
 prompt.addEventListener("keydown", earlyKey);
 document.body.dataset.booting = "1"; // sending works from here on, before Python is ready
 
+// The deployment's settings (relay, format): site.json, fetched while Python loads.
+async function siteConfig() {
+  const url = new URL("site.json", location.href).href;
+  try {
+    const resp = await fetch(url, { cache: "no-cache" });
+    if (!resp.ok) throw new BootError(`could not load ${url} (HTTP ${resp.status})`);
+    return await resp.json();
+  } catch (e) {
+    throw e instanceof BootError ? e : new BootError(`could not load ${url} (${e.name}: ${e.message})`);
+  }
+}
+
+function manifest() {
+  const el = document.getElementById("pysse-boot");
+  if (!el) throw new BootError("this page has no boot manifest (build the site with python build.py site DIR)");
+  return JSON.parse(el.textContent);
+}
+
 async function boot() {
   const t0 = performance.now();
-  const siteURL = new URL("site.json", location.href).href;
-  let site;
-  try {
-    const resp = await fetch(siteURL, { cache: "no-cache" });
-    if (!resp.ok) throw new BootError(`could not load ${siteURL} (HTTP ${resp.status})`);
-    site = await resp.json();
-  } catch (e) {
-    throw e instanceof BootError ? e : new BootError(`could not load ${siteURL} (${e.name}: ${e.message})`);
-  }
-  step(15, "Loading the Python runtime…");
-  const base = new URL(site.pyodide, location.href).href;
-  const runtime = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"].map((f) => new URL(f, base).href);
-  let py;
-  try {
-    const { loadPyodide } = await import(runtime[0]);
-    py = await loadPyodide({ indexURL: base });
-  } catch (e) {
-    const bad = await firstFailing(runtime);
-    throw new BootError(bad ? `could not load ${bad}` : `the Python runtime did not start (${e.message})`);
-  }
-  step(60, "Loading packages…");
-  // URLs, in dependency order: loadPackage() resolves no dependencies for wheel URLs. A wheel
-  // that fails to load does not throw (it is logged): errors are collected and checked.
-  const wheels = site.wheels.map((u) => new URL(u, location.href).href);
-  const problems = [];
-  let browser;
-  try {
-    await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => problems.push(m) });
-    step(90, "Starting the app…");
-    window.pysseRuntime = py; // for tools and benchmarks
-    if (problems.length) throw new Error(problems.join("; "));
-    browser = py.pyimport("pysse.browser");
-  } catch (e) {
-    const bad = await firstFailing(wheels);
-    throw new BootError(bad ? `could not load ${bad}` : `pysse did not load (${String(e.message).split("\n").filter(Boolean).pop()})`);
-  }
+  const site = siteConfig();
+  site.catch(() => {});
+  show(5, "Loading Python…");
+  const { py, browser, path, snapshotError } = await startPython(manifest(), ({ fraction, label: phase }) => {
+    if (phase === undefined) show(5 + 75 * fraction);
+    else show(phase.startsWith("Starting the app") ? 95 : 85, phase);
+  });
+  window.pysseRuntime = py; // for tools and benchmarks
+  window.pysseBoot = { path, snapshotError };
+  const config = await site;
   $("[data-role=send]").removeEventListener("click", earlySend);
   prompt.removeEventListener("keydown", earlyKey);
   for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
-  browser.start(JSON.stringify(site), early);
+  performance.mark("pysse:start-app");
+  browser.start(JSON.stringify(config), early);
   window.pysseBootMs = performance.now() - t0;
   window.pysseReadyAt = performance.now();
-  step(100, "Ready");
+  early.length = 0;
+  show(100, "Ready");
 }
 
 boot().catch((e) => {
   console.error(e);
-  bootFailed = `Python failed to start: ${e.message}. Reload the page; if it keeps failing, ` +
+  const why = e instanceof BootError ? e.message : `${e.name}: ${e.message}`;
+  bootFailed = `Python failed to start: ${why}. Reload the page; if it keeps failing, ` +
     "rebuild the site (python build.py site DIR) and upload all of it.";
   progress.hidden = true;
   bootText.textContent = bootFailed;

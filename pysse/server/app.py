@@ -7,16 +7,14 @@ Server-side only: not in the wheel the page loads, and it needs the ``serve`` ex
 from __future__ import annotations
 
 import json
-import mimetypes
+import os
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
 
 from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
@@ -25,25 +23,10 @@ from .body import json_error, read_json_body
 from .demo_relay import DemoAnswers
 from .relay import RelayConfig, relay_endpoint
 from .resume import TailResponse
-
-mimetypes.add_type("application/wasm", ".wasm")
-mimetypes.add_type("text/javascript", ".mjs")
+from .static import PREFERENCE, CachedStatic, Encoding
 
 MAX_BODY = 1 << 20
 DEMO_PATHS = {name: p.demo_path for name, p in PROVIDERS.items()}
-
-
-class CachedStatic(StaticFiles):
-    """Static files; content-addressed paths (pyodide/VERSION/, wheels/HASH/) are immutable,
-    everything else is revalidated so a rebuilt page is picked up at once."""
-
-    async def get_response(self, path: str, scope: Scope) -> Response:
-        resp = await super().get_response(path, scope)
-        if path.startswith(("pyodide/", "wheels/")):
-            resp.headers["cache-control"] = "public, max-age=31536000, immutable"
-        else:
-            resp.headers["cache-control"] = "no-cache"
-        return resp
 
 
 def demo_endpoint(fmt: str, default_pace: float = 1.0, kept: DemoAnswers | None = None) -> Any:
@@ -119,11 +102,13 @@ def create_app(
     allow_origins: list[str] | None = None,
     demo_pace: float = 1.0,
     relay: RelayConfig | None = None,
+    encodings: tuple[Encoding, ...] = PREFERENCE,
 ) -> Starlette:
     """The page at ``/``, the demo relay at the providers' usual paths, and (with
     ``relay``, or ``upstream`` and friends) a real relay at ``/relay``. The page served here
     is same-origin for the relay (recognised by the listening socket's address, never the
-    Host header)."""
+    Host header). ``encodings``: the precompressed files it may send (``()``: every file as
+    it is, as before #14)."""
     routes: list[Any] = demo_routes(demo_pace)
     relay_cfg: dict[str, Any] = {}
     if relay is None and upstream:
@@ -143,12 +128,17 @@ def create_app(
         async def site_config(request: Request) -> Response:
             return JSONResponse(site_json, headers={"cache-control": "no-cache"})
 
+        files = CachedStatic(directory=str(site), encodings=encodings)
+
         async def index(request: Request) -> Response:
-            return FileResponse(site / "index.html", headers={"cache-control": "no-cache"})
+            page = site / "index.html"
+            resp = files.file_response(page, os.stat(page), request.scope)
+            resp.headers["cache-control"] = "no-cache"
+            return resp
 
         routes += [
             Route("/site.json", site_config),
             Route("/", index),
-            Mount("/", CachedStatic(directory=str(site)), name="site"),
+            Mount("/", files, name="site"),
         ]
     return Starlette(routes=routes)
