@@ -76,11 +76,26 @@ async function snapshot(stdlibZip, stamp, outDir, zipArgs) {
   fs.mkdirSync(outDir, { recursive: true });
   for (const [name, data] of Object.entries(lazy)) fs.writeFileSync(path.join(outDir, name), data);
   const lazyZips = zips.map(([p]) => [p, lazy[path.basename(p)]]);
-  const fresh = [];
-  for (const variant of FRESH_VARIANTS) fresh.push(await freshHeap(snap, lazyStdlib, variant));
-  const { file, delta } = makeDelta(snap, fresh);
-  // Check it, restored the way the page does it, with the lazy zips, before it is written.
-  const check = await verify(file.slice(), delta, lazyStdlib, lazyZips, stamp);
+  // Fresh heaps differ where Python's start-up is random (hash seeds shape some tables), and
+  // a word that takes one of a few values can agree in a few captures by chance: the delta
+  // would then count on it and a page's check fail (a plain boot, slower). So many captures,
+  // and more if the check below still finds one.
+  const fresh = { ref: null, unstable: null, count: 0 };
+  let file, delta, check;
+  for (let attempt = 1; ; attempt++) {
+    for (let i = 0; i < FRESH_ROUNDS; i++) {
+      for (const variant of FRESH_VARIANTS) addFresh(fresh, await freshHeap(snap, lazyStdlib, variant));
+    }
+    ({ file, delta } = makeDelta(snap, fresh));
+    try {
+      // Check it, restored the way the page does it, with the lazy zips, before it is written.
+      check = await verify(file.slice(), delta, lazyStdlib, lazyZips, stamp);
+      break;
+    } catch (e) {
+      if (attempt >= 3 || !String(e.message).includes("fresh Python heap differs")) throw e;
+    }
+  }
+  check.fresh_heaps = fresh.count;
   fs.writeFileSync(path.join(outDir, "app.snap"), file);
   return {
     bytes: snap.length, ...facts, delta,
@@ -91,6 +106,7 @@ async function snapshot(stdlibZip, stamp, outDir, zipArgs) {
 // A fresh module writes its argv[0] and environment into the heap, and a browser's differ
 // from Node's (LANG follows navigator.language): fresh heaps are captured with different
 // ones, so that what depends on them is left out of the delta like what is random.
+const FRESH_ROUNDS = 4; // captures of each variant (see snapshot())
 const FRESH_VARIANTS = [
   { _sysExecutable: SYS_EXECUTABLE },
   { _sysExecutable: "/a/longer/path/to/another.program", env: { LANG: "de_DE.UTF-8" } },
@@ -117,6 +133,20 @@ async function freshHeap(snap, stdlibZip, variant) {
   return heap;
 }
 
+// Fresh heaps, summed up without keeping them (each is tens of MB): the first one, and which
+// of its words another one differed in.
+function addFresh(fresh, heap) {
+  const words = new Uint32Array(heap.buffer, heap.byteOffset, heap.length >> 2);
+  fresh.count++;
+  if (fresh.ref === null) {
+    fresh.ref = words;
+    fresh.unstable = new Uint8Array(words.length);
+    return;
+  }
+  const n = Math.min(words.length, fresh.ref.length);
+  for (let i = 0; i < n; i++) if (words[i] !== fresh.ref[i]) fresh.unstable[i] = 1;
+}
+
 // The snapshot with its heap XORed with the fresh heap where that is the same in every fresh
 // module (words that differ, e.g. the stack canary, are kept as they are), and the facts
 // web/boot.js's undoDelta needs. The header's magic is zeroed: a loader that got the delta
@@ -125,15 +155,16 @@ function makeDelta(snap, fresh) {
   const GAP = 64; // zero words tolerated inside a range: fewer, longer ranges
   const offset = new Uint32Array(snap.buffer, snap.byteOffset, 4)[1];
   const n = (snap.length - offset) >> 2;
-  const heaps = fresh.map((h) => new Uint32Array(h.buffer, h.byteOffset, n));
+  const ref = fresh.ref, unstable = fresh.unstable;
+  if (ref.length < n) throw new Error("a fresh heap is smaller than the snapshot's");
   const file = snap.slice();
   const words = new Uint32Array(file.buffer, offset, n);
   const ranges = [];
   let start = -1, last = -1;
   const close = () => { if (start >= 0) ranges.push([start, last + 1]); start = -1; };
   for (let i = 0; i < n; i++) {
-    const v = heaps[0][i];
-    const stable = heaps.every((h) => h[i] === v);
+    const v = ref[i];
+    const stable = !unstable[i];
     if (stable && v !== 0) {
       if (start < 0) start = i;
       last = i;
@@ -145,8 +176,8 @@ function makeDelta(snap, fresh) {
   let check = 0x811c9dc5, xored = 0;
   for (const [a, b] of ranges) {
     for (let i = a; i < b; i++) {
-      words[i] ^= heaps[0][i];
-      check = Math.imul(check ^ heaps[0][i], 16777619) >>> 0;
+      words[i] ^= ref[i];
+      check = Math.imul(check ^ ref[i], 16777619) >>> 0;
     }
     xored += b - a;
   }
