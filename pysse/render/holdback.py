@@ -4,44 +4,131 @@ Syntax that is not yet meaningful is held back rather than flashed: a partial li
 become a fence, a heading, a list marker, a setext underline or a table row; a table header
 waiting for its delimiter row; a dangling ``**``/``_``/``~~``/backtick (closed in reverse order
 of opening, or held if nothing follows it); a link whose URL is still arriving (shown as its
-text); a partial HTML tag. Plain text passes at once.
+text); a partial HTML tag. Plain text passes at once. Code is never touched: inside an open
+fence only a line that may be its closing fence waits, and the text of a closed fence is not
+"closed" as if it were inline markup.
+
+Linear in the tail: every rule is a single left-to-right scan (no regular expression that can
+backtrack), so a hostile tail (``[`` x 100,000, ``<a`` x 100,000 ...) costs what a plain one
+of the same length does.
 """
 
 from __future__ import annotations
 
-import re
-
-from .markdown import open_fence_line
-
 __all__ = ["hold_back"]
 
-_HOLD_PARTIAL_LINE = re.compile(
-    r"""^(?:
-        \ {0,3}(?:`{3,}|~{3,}).*          # a fence line being typed (or its info string)
-      | \ {0,3}(?:`{1,2}|~{1,2})          # ... or a run that may grow into one
-      | \ {0,3}\#{1,6}\s*                 # a bare heading marker
-      | \s*(?:[-*+]|\d{1,9}[.)]?)\s*      # a lone list marker, or a number that may become one
-      | \ {0,3}[-=*_\ ]+                  # setext underline / thematic break candidates
-      | \s*\|.*                           # a table row still arriving
-      | \ {0,3}>\s*                       # a lone quote marker
-    )$""",
-    re.VERBOSE,
-)
-_DELIM_START = re.compile(r"^ {0,3}\|?\s*:?-*\s*(\|.*)?$")
-_LINK_URL_ARRIVING = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*$")
-_LINK_TEXT_ARRIVING = re.compile(r"!?\[([^\]\n]*)$")
-_PARTIAL_TAG = re.compile(r"<[A-Za-z/!?][^>\n]*$|<$")
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_SETEXT = frozenset("-=*_ ")
+_TAG_START = frozenset("/!?")
 
 
 def _is_space(c: str) -> bool:
     return c == "" or c.isspace()
 
 
+# -- block-level rules for the partial (last, incomplete) line ----------------------------------
+
+
+def _indent(s: str, limit: int = 3) -> int:
+    """Leading spaces, at most ``limit``."""
+    i = 0
+    while i < len(s) and i < limit and s[i] == " ":
+        i += 1
+    return i
+
+
+def _run(s: str, i: int, chars: str | frozenset[str]) -> int:
+    """The end of the run of ``chars`` starting at ``i``."""
+    while i < len(s) and s[i] in chars:
+        i += 1
+    return i
+
+
+def _may_become_block(line: str) -> bool:
+    """A partial line that may still turn into block syntax, or is only a marker so far."""
+    i = _indent(line)
+    if i < len(line) and line[i] in "`~":
+        j = _run(line, i, line[i])
+        if j - i >= 3 or j == len(line):  # a fence line being typed, or a run that may grow
+            return True
+    if i < len(line) and line[i] == "#":  # a bare heading marker
+        j = _run(line, i, "#")
+        if j - i <= 6 and (j == len(line) or line[j:].isspace()):
+            return True
+    rest = line.lstrip()
+    if rest and rest[0] in "-*+" and not rest[1:].strip():  # a lone list marker
+        return True
+    j = 0
+    while j < len(rest) and j < 10 and rest[j].isdecimal():
+        j += 1
+    if 1 <= j <= 9:  # a number that may become an ordered list marker
+        k = j + 1 if j < len(rest) and rest[j] in ".)" else j
+        if not rest[k:].strip():
+            return True
+    if all(c in _SETEXT for c in line[i:]):  # setext / thematic break candidate (or spaces)
+        return True
+    if rest.startswith("|"):  # a table row still arriving
+        return True
+    return i < len(line) and line[i] == ">" and line[i + 1 :].strip() == ""  # lone quote marker
+
+
+def _delim_start(s: str) -> bool:
+    """Whether ``s`` may be the start of a table's delimiter row (``|:--|``...)."""
+    t = s.lstrip()
+    i = 1 if t.startswith(":") else 0
+    i = _run(t, i, "-")
+    while i < len(t) and t[i].isspace():
+        i += 1
+    return i == len(t) or t[i] == "|"
+
+
+def _without_partial_tag(s: str) -> str:
+    """Drop a trailing ``<tag...`` that has no ``>`` yet (or a lone ``<`` at the end)."""
+    start = s.rfind(">") + 1
+    i = s.find("<", start)
+    while i != -1:
+        if i + 1 == len(s) or (s[i + 1].isalpha() and s[i + 1].isascii()) or s[i + 1] in _TAG_START:
+            return s[:i]
+        i = s.find("<", i + 1)
+    return s
+
+
+def _link_url_arriving(s: str) -> str:
+    """``[text](url-so-far`` at the end becomes ``text`` (the first ``[`` whose first ``]``
+    is followed by ``(`` and no ``)`` after it)."""
+    if "](" not in s:
+        return s
+    floor = s.rfind(")") + 1  # the "(" must come after the last ")"
+    i = s.find("[")
+    while i != -1:
+        close = s.find("]", i + 1)
+        if close == -1:
+            return s
+        if close + 1 < len(s) and s[close + 1] == "(" and close + 1 >= floor:
+            start = i - 1 if i and s[i - 1] == "!" else i
+            return s[:start] + s[i + 1 : close]
+        i = s.find("[", close + 1)  # every [ before this ] shares this first ]
+    return s
+
+
+def _link_text_arriving(s: str) -> str:
+    """``[text-so-far`` at the end becomes ``text-so-far`` (the first ``[`` after the last
+    ``]``)."""
+    i = s.find("[", s.rfind("]") + 1)
+    if i == -1:
+        return s
+    start = i - 1 if i and s[i - 1] == "!" else i
+    return s[:start] + s[i + 1 :]
+
+
+# -- inline markers ----------------------------------------------------------------------------
+
+
 def _close_inline(s: str) -> str:
     """Close dangling inline markers at the end of ``s`` (reverse order of opening), or hold
     them back when nothing follows them yet."""
     stack: list[tuple[str, int]] = []  # (marker, position)
+    where: dict[str, list[int]] = {}  # marker -> its indexes in ``stack``, for O(1) matching
     i, n = 0, len(s)
     while i < n:
         c = s[i]
@@ -49,9 +136,7 @@ def _close_inline(s: str) -> str:
             i += 2
             continue
         if c == "`":
-            j = i
-            while j < n and s[j] == "`":
-                j += 1
+            j = _run(s, i, "`")
             run = s[i:j]
             close = s.find(run, j)
             while close != -1 and (s[close + len(run) : close + len(run) + 1] == "`"):
@@ -63,9 +148,7 @@ def _close_inline(s: str) -> str:
             i = close + len(run)
             continue
         if c in "*_~":
-            j = i
-            while j < n and s[j] == c:
-                j += 1
+            j = _run(s, i, c)
             run = s[i:j]
             if j == n:
                 return _close_stack(s[:i], stack)  # a marker with nothing after it: hold it
@@ -78,10 +161,14 @@ def _close_inline(s: str) -> str:
             right = not _is_space(prev) and (prev not in _PUNCT or _is_space(nxt) or nxt in _PUNCT)
             # Only "clean" openers count: not inside a word (snake_case, 2*3).
             clean_open = left and (_is_space(prev) or prev in _PUNCT)
-            match = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == run), None)
-            if right and match is not None:
-                del stack[match:]
+            at = where.get(run)
+            if right and at:
+                cut = at[-1]  # the innermost opener of this kind; everything above it goes
+                for marker, _ in stack[cut:]:
+                    where[marker].pop()
+                del stack[cut:]
             elif clean_open:
+                where.setdefault(run, []).append(len(stack))
                 stack.append((run, i))
             i = j
             continue
@@ -100,19 +187,43 @@ def _close_stack(s: str, stack: list[tuple[str, int]]) -> str:
     return body + "".join(m for m, _ in reversed(stack))
 
 
+# -- the whole tail ------------------------------------------------------------------------------
+
+
+def _fences(lines: list[str]) -> tuple[int | None, int]:
+    """The line of a top-level fence left open at the end (or None), and the last line that
+    closed one (-1 if none)."""
+    fence: tuple[str, int, int] | None = None  # (char, length, line)
+    closed = -1
+    for no, line in enumerate(lines):
+        i = _indent(line)
+        if i == len(line) or line[i] not in "`~":
+            continue
+        j = _run(line, i, line[i])
+        if j - i < 3:
+            continue
+        if fence is None:
+            if not (line[i] == "`" and "`" in line[j:]):
+                fence = (line[i], j - i, no)
+        elif line[i] == fence[0] and j - i >= fence[1] and not line[j:].strip():
+            fence = None
+            closed = no
+    return (fence[2] if fence else None), closed
+
+
 def hold_back(tail: str) -> str:
     """The part of the unsettled tail that is safe to show now (see module docstring)."""
     if not tail:
         return tail
     lines = tail.split("\n")
     partial = lines.pop()  # "" when the tail ends with a line end
-    fence_line = open_fence_line("\n".join(lines))
+    fence_line, closed = _fences(lines)
     if fence_line is not None:
-        m = re.match(r"^ {0,3}(`+|~+)", partial)
-        if m:
+        i = _indent(partial)
+        if i < len(partial) and partial[i] in "`~":
             partial = ""  # may be the closing fence
         return "\n".join([*lines, partial]) if partial else "\n".join(lines) + "\n"
-    if partial and _HOLD_PARTIAL_LINE.match(partial):
+    if partial and _may_become_block(partial):
         partial = ""
     if partial and "|" in partial and lines and "|" in lines[-1]:
         partial = ""  # a table row is shown only when complete
@@ -122,17 +233,19 @@ def hold_back(tail: str) -> str:
         lines
         and "|" in lines[-1]
         and not (len(lines) >= 2 and "|" in lines[-2])
-        and (not partial or _DELIM_START.match(partial))
+        and (not partial or _delim_start(partial))
     ):
         lines.pop()
         partial = ""
     if partial:
-        partial = _PARTIAL_TAG.sub("", partial)
-        partial = _LINK_URL_ARRIVING.sub(lambda m: m.group(1), partial)
-        partial = _LINK_TEXT_ARRIVING.sub(lambda m: m.group(1), partial)
+        partial = _without_partial_tag(partial)
+        partial = _link_url_arriving(partial)
+        partial = _link_text_arriving(partial)
     body = "\n".join([*lines, partial]) if partial else "\n".join(lines)
     # Inline markers: only within the last block (after the last blank line), not in code.
     cut = body.rfind("\n\n")
+    if closed >= 0:  # nor in the text of a fence closed before it
+        cut = max(cut, sum(len(line) + 1 for line in lines[: closed + 1]) - 2)
     head, last = (body[: cut + 2], body[cut + 2 :]) if cut >= 0 else ("", body)
     if last and not last.startswith("    ") and not last.startswith("\t"):
         last = _close_inline(last)
