@@ -17,6 +17,7 @@ from ..events import ChatEvent, Finish, Outcome, TextDelta, Usage
 from ..inspector import timing_summary
 from ..page.settings import image_hosts
 from ..providers import error_message
+from ..render.dom import DomWriter
 from ..render.frames import FrameScheduler
 from .dom import q
 
@@ -43,8 +44,9 @@ class Turn:
         self.replay = replay
         self.history = history  # the conversation this answer replies to
         self.el = el
-        self.settled_el = q(".settled", el)
-        self.tail_el = q(".tail", el)
+        # The answer's HTML grows inside .settled: settled nodes are appended, never replaced;
+        # each open container's unsettled tail follows its settled children (render/dom.py).
+        self.writer = DomWriter(q(".settled", el))
         self.status_el = q(".status", el)
         self.usage_el = q(".usage", el)
         s = app.settings
@@ -61,7 +63,6 @@ class Turn:
         self.render_ms: list[float] = []
         self.handle: Any = None
         self.state = "streaming"
-        self.shown_tail = ""
         self.sched = FrameScheduler(self.render, app.request_frame, app.is_hidden)
 
     # -- from the JS bridge (called synchronously by its read loop) ------------------------------
@@ -139,11 +140,7 @@ class Turn:
     def render(self) -> None:
         t = js.performance.now()
         update = self.md.update() if self.state == "streaming" else self.md.finish()
-        for block in update.settled:
-            self.settled_el.insertAdjacentHTML("beforeend", block)
-        if update.tail != self.shown_tail:
-            self.tail_el.innerHTML = update.tail
-            self.shown_tail = update.tail
+        self.writer.apply(update)
         self.el.dataset.renders = str(self.sched.renders)
         took = js.performance.now() - t
         self.render_ms.append(round(took, 1))

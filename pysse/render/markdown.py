@@ -2,8 +2,12 @@
 streaming renderer's final state must equal.
 
 Safe by default: model output is untrusted: raw HTML is escaped (``html=False``), links
-  are allowed only for http, https and mailto and open with ``rel="noopener noreferrer
-  nofollow"``, remote images are shown as links unless their host is allowed.
+are allowed only for http, https and mailto and open with ``rel="noopener noreferrer
+nofollow"``, remote images are shown as links unless their host is allowed.
+
+A code fence without its closing fence (the answer is still arriving, or ended inside it) is
+shown as code marked ``incomplete`` and is never highlighted, at any depth (a list item, a
+quote): ``observe.py`` records on each fence token whether it was closed.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it.utils import OptionsDict
 
 from .highlight import make_highlighter
+from .observe import install
 
 __all__ = ["MarkdownPolicy", "make_markdown", "open_fence_line", "render"]
 
@@ -49,6 +54,7 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
     policy = policy or MarkdownPolicy()
     md = MarkdownIt("js-default", {"html": False, "linkify": False, "typographer": False})
     md.disable("reference")  # would let a later line change an earlier, settled block
+    install(md)
     schemes = policy.link_schemes
     md.validateLink = lambda url: _link_ok(url, schemes)  # type: ignore[method-assign]
     hl = make_highlighter(policy.highlight)
@@ -60,7 +66,7 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
 
     def fence(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         tok = tokens[idx]
-        open_fence = env.get("open_fence_line") == (tok.map[0] if tok.map else None)
+        open_fence = not tok.meta.get("closed", False)
         use = plain_options if open_fence or hl is None else hl_options
         inner = default_fence(tokens, idx, use, env)
         cls = "codeblock incomplete" if open_fence else "codeblock"
@@ -125,4 +131,4 @@ def render(src: str, md: MarkdownIt | None = None) -> str:
     md = md or make_markdown()
     if "\r" in src:  # as markdown-it normalizes, so that line numbers agree
         src = src.replace("\r\n", "\n").replace("\r", "\n")
-    return str(md.render(src, {"open_fence_line": open_fence_line(src)}))
+    return str(md.render(src, {}))
