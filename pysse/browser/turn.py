@@ -141,6 +141,8 @@ class Turn:
         t = js.performance.now()
         update = self.md.update() if self.state == "streaming" else self.md.finish()
         self.writer.apply(update)
+        if self.state == "streaming" and self.md.busy:
+            self.sched.request()  # highlighting a closed code fence, a slice per frame
         self.el.dataset.renders = str(self.sched.renders)
         took = js.performance.now() - t
         self.render_ms.append(round(took, 1))

@@ -39,11 +39,12 @@ import re
 from typing import Any
 
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import escapeHtml
+from markdown_it.common.utils import MD_TRIM_RE, escapeHtml, mdTrim, unescapeAll
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
+from .highlight import SLICE_FROM, SLICE_SECONDS, HighlightJob
 from .holdback import hold_back
 from .paragraph import (
     MIN_CHUNK,
@@ -197,6 +198,7 @@ class BlockSettler:
         self.parses = 0
         self.rescues = 0
         self.replaced = 0
+        self.job: HighlightJob | None = None  # a closed fence being highlighted in slices
         core: Any = md.core.ruler
         self._core = [r.fn for r in core.__rules__ if r.enabled and r.name not in _BLOCK_CORE]
 
@@ -326,6 +328,8 @@ class BlockSettler:
             if final or self._followed(p, nodes, k) or p.toks[node].meta.get("closed"):
                 closed = k
                 break
+        if self._highlighting(p, nodes, closed, final):
+            return False  # the fence stays open, its lines in its tail, until highlighted
         after: int | None = None
         for k in range(depth, closed - 1, -1):
             self._drain(p, nodes[k], first, after, True)
@@ -519,6 +523,28 @@ class BlockSettler:
         )
 
     # -- code fences ---------------------------------------------------------------------------
+
+    def _highlighting(self, p: Parse, nodes: list[int], closed: int, final: bool) -> bool:
+        """Whether a long code fence that closes now is still being highlighted. Its
+        highlighting (``highlight.HighlightJob``) is spread over updates, ``SLICE_SECONDS``
+        each, so that no frame runs pygments on a whole long fence; meanwhile the fence stays
+        open. The finished job is remembered, so ``_close`` renders it at once. At the end
+        of the text it is finished synchronously (the final state must not wait)."""
+        for k in range(closed, len(self.boxes)):
+            box = self.boxes[k]
+            tok = p.toks[nodes[k]]
+            if box.kind != "fence" or not tok.meta.get("closed"):
+                continue
+            code = "".join(box.code) + tok.content
+            if len(code) < SLICE_FROM:
+                continue
+            key = (code, fence_lang(tok))
+            if self.job is None or self.job.key != key:
+                self.job = HighlightJob(*key)
+            if not self.job.step(None if final else SLICE_SECONDS):
+                return True
+            self.job = None
+        return False
 
     def _fence_lines(self, p: Parse, node: int, box: Box, drain: bool = False) -> None:
         """A fence's complete lines are final: append them as escaped text. Blank lines at
@@ -776,6 +802,12 @@ class BlockSettler:
 
 _BLOCK_CORE = ("normalize", "block")
 _DELIM = re.compile(r"[\s>]*[|:-][\s|:>-]*")  # could be a table's delimiter row
+
+
+def fence_lang(tok: Token) -> str:
+    """The language word markdown-it's fence renderer passes to the highlighter."""
+    info = mdTrim(unescapeAll(tok.info)) if tok.info else ""
+    return MD_TRIM_RE.split(info, maxsplit=1)[0] if info else ""
 
 
 def _set_hidden(p: Parse, node: int, hidden: bool) -> None:

@@ -81,14 +81,20 @@ class StreamingMarkdown:
         """Characters parsed so far: linear in the answer, never quadratic."""
         return self._blocks.parsed_chars
 
+    @property
+    def busy(self) -> bool:
+        """A closed code fence is being highlighted in slices: call ``update()`` again on the
+        next frame even if no text arrives (each call does one slice)."""
+        return self._blocks.job is not None
+
     def update(self) -> Update:
         if self.finished:
             return Update(tails=[""], final=True)
         changed = self._take_new()
-        if not changed and self._settled_lines:
-            return Update(tails=list(self._tails))
         blocks = self._blocks
-        if len(blocks.lines) > self._settled_lines:
+        if not changed and self._settled_lines and blocks.job is None:
+            return Update(tails=list(self._tails))
+        if len(blocks.lines) > self._settled_lines or blocks.job is not None:
             blocks.settle(len(blocks.lines))
             self._settled_lines = len(blocks.lines)
         self._tails = blocks.tails(self._partial_text())
