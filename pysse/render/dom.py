@@ -46,7 +46,7 @@ class DomWriter:
             self.settled[op.depth] = box.childNodes.length
             if op.opens:  # its deepest last element is where its children go
                 el = box.lastElementChild
-                while el.lastElementChild is not None:
+                while _is_element(el.lastElementChild):
                     el = el.lastElementChild
                 self.boxes.append(el)
                 self.settled.append(el.childNodes.length)
@@ -71,3 +71,10 @@ class DomWriter:
         box = self.boxes[k]
         while box.childNodes.length > n:
             box.lastChild.remove()
+
+
+def _is_element(node: Any) -> bool:
+    """Whether ``node`` is an element. Not ``is not None``: under Pyodide a JavaScript null
+    arrives as ``pyodide.ffi.jsnull``, not as None (and importing pyodide here would tie this
+    module to the browser)."""
+    return getattr(node, "nodeType", None) == 1

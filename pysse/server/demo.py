@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, AnyStr
 
 from ..providers import encode_answer, get_provider
+from .shapes import shape
 
 __all__ = ["COMMANDS", "Plan", "answer_for", "last_user_text", "plan"]
 
@@ -31,6 +32,9 @@ COMMANDS = {
     "bytes": "the answer in 1-byte chunks",
     "burst": "the whole answer in one chunk",
     "long": "a ~30 KB answer, fast",
+    "table": "a 500-row table (each row settles once, earlier rows are never redrawn)",
+    "list": "a 500-item list",
+    "code": "a 300-line Python code block (highlighted once, when it closes)",
     "slow": "a slow answer (a delta every 250 ms)",
     "xss": "hostile markdown: scripts, handlers, javascript: links, image beacons",
     "echo": "/demo echo TEXT streams TEXT verbatim",
@@ -111,6 +115,9 @@ def _long_answer(target: int = 30_000) -> str:
     return "".join(parts)
 
 
+SHAPE_COMMANDS = {"table": ("table", 500), "list": ("flat_list", 500), "code": ("code", 300)}
+
+
 def answer_for(prompt: str) -> str:
     """The demo model's markdown answer to a prompt (commands handled by ``plan``)."""
     p = prompt.strip()
@@ -121,6 +128,9 @@ def answer_for(prompt: str) -> str:
         return "## Demo commands\n\n| command | what it does |\n|---|---|\n" + rows + "\n"
     if p.startswith("/demo long"):
         return _long_answer()
+    for cmd, (name, n) in SHAPE_COMMANDS.items():
+        if p.startswith(f"/demo {cmd}"):
+            return shape(name, n)
     if p.startswith("/demo xss"):
         return XSS_ANSWER
     return RICH_ANSWER
@@ -197,7 +207,7 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
             [(0, b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>")],
         )
     text = answer_for(prompt)
-    deltas = split_deltas(text, rnd, 1, 12 if cmd != "long" else 40)
+    deltas = split_deltas(text, rnd, 1, 40 if cmd == "long" or cmd in SHAPE_COMMANDS else 12)
     kw: dict[str, Any] = {}
     if cmd == "error":
         kw["error_at"] = len(deltas) // 3
@@ -216,6 +226,9 @@ def plan(fmt: str, prompt: str, seed: int = 0, pace: float = 1.0) -> Plan:
     elif cmd == "long":
         chunks = _rechunk(events, rnd, 200, 1400)
         delays = [0.004 * pace] * len(chunks)
+    elif cmd in SHAPE_COMMANDS:  # a few seconds, a chunk every ~8 ms (about two a frame)
+        chunks = _rechunk(events, rnd, 200, 1400)
+        delays = [rnd.uniform(0.004, 0.012) * pace for _ in chunks]
     else:
         chunks = _rechunk(events, rnd, 20, 300)  # ~one event per write, cut anywhere
         lo, hi = (0.2, 0.3) if cmd == "slow" else (0.02, 0.06)

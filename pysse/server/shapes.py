@@ -32,7 +32,8 @@ def table(n: int) -> str:
         elif i % 19 == 7:
             rows.append(f"| {i} | a | b | c | extra | cells |")  # more cells
         else:
-            rows.append(f"| {i} | **name {i}** | `{i * i}` | a \\| b [link](https://e.example/{i}) |")
+            link = f"[link](https://e.example/{i})"
+            rows.append(f"| {i} | **name {i}** | `{i * i}` | a \\| b {link} |")
     body = "\n".join(rows)
     return f"The results:\n\n| # | name | value | note |\n|---|:---|---:|---|\n{body}\n\nDone.\n"
 
