@@ -302,9 +302,9 @@ class App:
         if self.current is None:
             from ..render.streaming import StreamingMarkdown
 
-            StreamingMarkdown(md=self.md_for(frozenset())).feed(
-                "# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n"
-            )
+            md = StreamingMarkdown(md=self.md_for(frozenset()))
+            md.feed("# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n")
+            md.finish()  # highlights the fence: pygments' formatter and a lexer compiled
         js.document.body.dataset.warm = "1"
 
     # -- for tests and tools -------------------------------------------------------------------
