@@ -105,7 +105,8 @@ def run_shapes(data):
 NODE = r"""
 const { pathToFileURL } = require("url");
 (async () => {
-  const [dir, wheelsJson, code, input] = process.argv.slice(2);
+  const [dir, wheelsJson, code, inputPath] = process.argv.slice(2);
+  const input = require("fs").readFileSync(inputPath, "utf8");
   const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
   const py = await loadPyodide({ indexURL: dir + "/" });
   await py.loadPackage(JSON.parse(wheelsJson), { messageCallback: () => {} });
@@ -139,6 +140,7 @@ def shapes_pyodide(runs: int) -> dict[str, Any] | None:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "run.js"
         script.write_text(NODE)
+        (Path(tmp) / "input.json").write_text(json.dumps(data))
         proc = subprocess.run(
             [
                 node,
@@ -146,7 +148,7 @@ def shapes_pyodide(runs: int) -> dict[str, Any] | None:
                 str(site / "pyodide" / "314.0.7"),
                 json.dumps(wheels),
                 code,
-                json.dumps(data),
+                str(Path(tmp) / "input.json"),
             ],
             capture_output=True,
             text=True,
