@@ -73,6 +73,9 @@ EDGE = {
     "setext_after_paragraph": "para line\nmore\n---\n\ntext\n",
     "long_line_then_heading": ("word **b** " * 80) + "\n===\n",
     "tilde_fence_longer_close": "~~~~\n~~~\ncode\n~~~~~\nafter\n",
+    # str.splitlines() split code at U+2028 / FF / VT and lost the fence's last line (fuzz).
+    "fence_unicode_line_separators": "~~~m\n\u2028\n*\np",
+    "fence_form_feed": "```\na\x0cb\x0bc\x1cd\x85e\n```\nafter\n",
 }
 
 

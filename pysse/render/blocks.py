@@ -551,7 +551,7 @@ class BlockSettler:
         its end wait for the next line: if the fence ends there (its container ends), they
         may make a list loose, which a later partial parse could no longer see."""
         content = p.toks[node].content
-        lines = content.splitlines(keepends=True)
+        lines = _split_lines(content)
         if not drain:
             while lines and not lines[-1].strip():
                 lines.pop()
@@ -802,6 +802,16 @@ class BlockSettler:
 
 _BLOCK_CORE = ("normalize", "block")
 _DELIM = re.compile(r"[\s>]*[|:-][\s|:>-]*")  # could be a table's delimiter row
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines with their line feeds, split at LF only: ``str.splitlines`` would also split at
+    U+2028, VT, FF ... which markdown does not, and then miscount the fence's lines."""
+    parts = text.split("\n")
+    out = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
 
 
 def fence_lang(tok: Token) -> str:
