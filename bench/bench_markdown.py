@@ -1,20 +1,234 @@
-"""Render work for a growing answer: StreamingMarkdown (settled blocks + tail) against the
-naive full re-render per delta, in CPython, for a ~30 KB answer in 3,000 deltas and the same
-answer doubled. The ratio "doubled / single" shows the growth: ~2 is linear, ~4 quadratic.
+"""Render work for a growing answer, ``python build.py bench --only markdown``.
 
-Each cell is the median of ``runs`` timings. The naive renderer renders once per delta, as
-the seed's "quadratic" example does; the incremental one is also fed per delta and updates
-once per delta (the browser coalesces further, to one update per frame).
+1. **Shapes** (issue 15), in CPython and in Pyodide (Node + the npm package): each answer
+   shape of ``pysse/server/shapes.py`` (one long code block, table, flat / nested / loose
+   list, blockquote, single-line paragraph, and a mixed answer) at n and 2n units, fed in
+   deltas of 6 characters with one ``update()`` every 3 deltas (about a frame). Total work
+   when the answer doubles should be ~2x (linear), and the worst single update should not
+   grow (~1x). The naive baseline (a full re-render per update, which is what one long block
+   cost before issue 15: the whole block was the tail) is shown at n.
+2. **Chromium, CPU throttled 4x** (DevTools ``Emulation.setCPUThrottlingRate``): ``/demo
+   table`` (500 rows) and ``/demo code`` (300 lines) through the page; main-thread long
+   tasks >= 50 ms while they stream (Long Tasks API).
+3. The demo's ~30 KB mixed answer against the naive full re-render per delta (the older table).
+
+Each cell is a median of ``runs`` timings; compare ratios, not absolute times (a shared
+2-core machine).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from pysse.render import StreamingMarkdown, make_markdown, render
 from pysse.server.demo import _long_answer
+from pysse.server.shapes import SHAPES
+
+ROOT = Path(__file__).resolve().parents[1]
+# Units per shape for n: each answer is ~8-10 KB at n.
+UNITS = {
+    "code": 240,
+    "table": 120,
+    "flat_list": 180,
+    "nested_list": 400,
+    "loose_list": 250,
+    "blockquote": 200,
+    "paragraph": 100,
+    "mixed": 300,
+}
+DELTA, EVERY = 6, 3  # characters per delta, deltas per update
+
+# Runs the same in CPython and in Pyodide: total and worst update (ms), naive total (ms).
+SHAPES_PY = """
+import json, sys, time
+from pysse.render import StreamingMarkdown, make_markdown, render
+
+# CPU time of this process where it is meaningful: other jobs on a shared machine do not
+# count (Pyodide in Node: wall-clock time).
+clock = time.perf_counter if sys.platform == "emscripten" else time.process_time
+
+def stream(text, delta, every):
+    md = StreamingMarkdown()
+    total = worst = 0.0
+    updates = 0
+    for i in range(0, len(text), delta):
+        md.append(text[i:i + delta])
+        if (i // delta) % every == every - 1:
+            t = clock()
+            md.update()
+            took = clock() - t
+            total += took
+            worst = max(worst, took)
+            updates += 1
+    t = clock()
+    md.finish()
+    total += clock() - t
+    assert md.html == render(text), "final HTML differs from the one-shot render"
+    return total * 1000, worst * 1000, updates
+
+def naive(text, delta, every):
+    md = make_markdown()
+    t = clock()
+    step = delta * every
+    for end in range(step, len(text) + step, step):
+        render(text[:end], md)
+    return (clock() - t) * 1000
+
+def med(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+def run_shapes(data):
+    out = {}
+    for name, (small, big) in data["texts"].items():
+        stream(small[: len(small) // 4], data["delta"], data["every"])  # warm-up: imports
+        row = {"size": [len(small), len(big)]}
+        for key, text in (("n", small), ("2n", big)):
+            runs = [stream(text, data["delta"], data["every"]) for _ in range(data["runs"])]
+            row[key] = [med([r[0] for r in runs]), med([r[1] for r in runs]), runs[0][2]]
+        if data["naive"]:
+            row["naive"] = naive(small, data["delta"], data["every"])
+        out[name] = row
+    return out
+"""
+
+NODE = r"""
+const { pathToFileURL } = require("url");
+(async () => {
+  const [dir, wheelsJson, code, inputPath] = process.argv.slice(2);
+  const input = require("fs").readFileSync(inputPath, "utf8");
+  const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
+  const py = await loadPyodide({ indexURL: dir + "/" });
+  await py.loadPackage(JSON.parse(wheelsJson), { messageCallback: () => {} });
+  py.globals.set("INPUT", input);
+  process.stdout.write(py.runPython(code));
+})().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+def shape_texts() -> dict[str, tuple[str, str]]:
+    return {name: (make(UNITS[name]), make(2 * UNITS[name])) for name, make in SHAPES.items()}
+
+
+def shapes_cpython(runs: int, naive: bool = True) -> dict[str, Any]:
+    scope: dict[str, Any] = {}
+    exec(compile(SHAPES_PY, "shapes", "exec"), scope)
+    data = {"texts": shape_texts(), "delta": DELTA, "every": EVERY, "runs": runs, "naive": naive}
+    return dict(scope["run_shapes"](data))
+
+
+def shapes_pyodide(runs: int) -> dict[str, Any] | None:
+    node = shutil.which("node")
+    site = Path(os.environ.get("PYSSE_SITE", ROOT / "build" / "site"))
+    if not node or not (site / "site.json").exists():
+        print("(Pyodide: skipped, needs node and a built site: python build.py site)")
+        return None
+    cfg = json.loads((site / "site.json").read_text())
+    wheels = [str(site / w) for w in cfg["wheels"]]
+    data = {"texts": shape_texts(), "delta": DELTA, "every": EVERY, "runs": runs, "naive": False}
+    code = SHAPES_PY + "\njson.dumps(run_shapes(json.loads(INPUT)))\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "run.js"
+        script.write_text(NODE)
+        (Path(tmp) / "input.json").write_text(json.dumps(data))
+        proc = subprocess.run(
+            [
+                node,
+                str(script),
+                str(site / "pyodide" / "314.0.7"),
+                json.dumps(wheels),
+                code,
+                str(Path(tmp) / "input.json"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr[-3000:])
+    return dict(json.loads(proc.stdout))
+
+
+def shape_rows(title: str, res: dict[str, Any]) -> list[str]:
+    naive = any("naive" in r for r in res.values())
+    rows = [
+        f"| {title} | size n / 2n | updates at n | total n | total 2n | **total 2n/n** "
+        f"| worst update n | worst 2n | **worst 2n/n** |"
+        + (" naive total at n |" if naive else ""),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if naive else ""),
+    ]
+    for name, r in res.items():
+        (t1, w1, u1), (t2, w2, _) = r["n"], r["2n"]
+        row = (
+            f"| {name} | {r['size'][0] / 1000:.1f} / {r['size'][1] / 1000:.1f} KB | {u1} "
+            f"| {t1:.0f} ms | {t2:.0f} ms | {t2 / t1:.2f}x | {w1:.2f} ms | {w2:.2f} ms "
+            f"| {w2 / w1:.2f}x |"
+        )
+        if naive:
+            row += f" {r['naive']:.0f} ms ({r['naive'] / t1:.0f}x) |"
+        rows.append(row)
+    return rows
+
+
+THROTTLED_JS = """() => { const m = document.querySelector('[data-role=assistant]');
+  return m && m.dataset.state !== 'streaming'; }"""
+
+
+def throttled(rate: float = 4.0) -> list[str]:
+    """``/demo table`` and ``/demo code`` in Chromium with the CPU throttled ``rate`` x."""
+    from playwright.sync_api import sync_playwright
+
+    from pysse.server.app import create_app
+    from tests.support import CHROMIUM_ARGS, LiveServer
+
+    site = Path(os.environ.get("PYSSE_SITE", ROOT / "build" / "site"))
+    rows = [
+        f"| Chromium, CPU throttled {rate:g}x | long tasks >= 50 ms | longest task "
+        "| longest render | renders | chunks |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    with LiveServer(create_app(site)) as server, sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=os.environ.get("PYSSE_CHROMIUM", "/usr/bin/chromium"),
+            args=CHROMIUM_ARGS,
+        )
+        for command in ("/demo table", "/demo code"):
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.add_init_script("""window.__long = []; new PerformanceObserver((l) => {
+                for (const e of l.getEntries()) window.__long.push(e.duration); })
+                .observe({type: 'longtask', buffered: true});""")
+            page.goto(server.url + "/")
+            page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+            page.wait_for_selector("body[data-warm='1']", timeout=60_000)
+            page.wait_for_timeout(300)
+            cdp = ctx.new_cdp_session(page)
+            cdp.send("Emulation.setCPUThrottlingRate", {"rate": rate})
+            page.evaluate("window.__long = []")
+            page.fill("[data-role=prompt]", command)
+            page.press("[data-role=prompt]", "Enter")
+            page.wait_for_function(THROTTLED_JS, timeout=300_000)
+            long_tasks = page.evaluate("window.__long") or []
+            stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][-1]
+            longest = f"{max(long_tasks):.0f} ms" if long_tasks else "-"
+            rows.append(
+                f"| {command} | {len(long_tasks)} | {longest} | "
+                f"{stats['longest_render_ms']:.1f} ms | {stats['renders']} | {stats['chunks']} |"
+            )
+            print(rows[-1], flush=True)
+            ctx.close()
+        browser.close()
+    return rows
 
 
 def deltas(text: str, n: int) -> list[str]:
@@ -51,7 +265,7 @@ def timed(fn: Callable[[list[str]], str], parts: list[str], runs: int) -> float:
     return statistics.median(samples)
 
 
-def main(runs: int = 3, every: int = 10) -> list[str]:
+def long_answer(runs: int = 3, every: int = 10) -> list[str]:
     single = _long_answer(30_000)
     double = single + "\n" + single.replace("# A long answer", "# Part two")
     rows = [
@@ -81,7 +295,22 @@ def main(runs: int = 3, every: int = 10) -> list[str]:
     return rows
 
 
-if __name__ == "__main__":
-    import sys
+def main(runs: int = 3) -> list[str]:
+    rows: list[str] = []
+    print(f"deltas of {DELTA} characters, one update every {EVERY} deltas", flush=True)
+    rows += shape_rows("CPython", shapes_cpython(runs))
+    print("\n".join(rows), "", sep="\n", flush=True)
+    res = shapes_pyodide(runs)
+    if res is not None:
+        py_rows = shape_rows("Pyodide (Node)", res)
+        print("\n".join(py_rows), "", sep="\n", flush=True)
+        rows += ["", *py_rows]
+    if "--no-browser" not in sys.argv:
+        rows += ["", *throttled()]
+        print()
+    rows += ["", *long_answer(runs, every=1 if "--full" in sys.argv else 10)]
+    return rows
 
-    main(every=1 if "--full" in sys.argv else 10)
+
+if __name__ == "__main__":
+    main()

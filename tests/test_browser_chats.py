@@ -93,7 +93,7 @@ def test_two_chats_switch_without_mixing(make_page: Any) -> None:
     page.wait_for_selector("body[data-empty='1']")
     p.send("/demo slow")  # still streaming when we switch away
     page.wait_for_function(
-        "() => document.querySelector('[data-role=assistant] .tail').textContent.length > 5"
+        "() => document.querySelector('[data-role=assistant] .content').textContent.length > 5"
     )
     assert chat_titles(page) == ["/demo slow", "/demo echo alpha"]
     open_chat(page, "/demo echo alpha")

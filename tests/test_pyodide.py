@@ -10,11 +10,14 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fixtures_util import load_fixtures
+from pysse.render import render
 from pysse.server.demo import RICH_ANSWER
+from pysse.server.shapes import SHAPES
 
 pytestmark = pytest.mark.pyodide
 
@@ -135,15 +138,35 @@ const { pathToFileURL } = require("url");
 """
 
 
-@pytest.mark.parametrize("how", ["wheels", "plain", "snapshot"])
-def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path, how: str) -> None:
+def run_in_pyodide(site: Path, tmp_path: Path, code: str, payload: str, how: str = "wheels") -> Any:
+    """Run ``code`` (which leaves a JSON string as its value) in Pyodide under Node with
+    ``INPUT = payload``; its JSON result. ``how``: the site's wheels loaded by Pyodide, or the
+    page's own boot (``plain`` from its zips, or its ``snapshot``)."""
     node = shutil.which("node")
     assert node, "Node.js is required for this test (python build.py test installs it)"
     pyodide_dir = Path(os.environ.get("PYSSE_PYODIDE") or site / "pyodide" / "314.0.7")
     cfg = json.loads((site / "site.json").read_text())
     wheels = [str(site / w) for w in cfg["wheels"]]
-    fixtures = {name: body.hex() for name, body, _ in load_fixtures()}
     script = tmp_path / "run.js"
+    if how == "wheels":
+        script.write_text(NODE)
+        args = [str(pyodide_dir), json.dumps(wheels)]
+    else:
+        script.write_text(NODE_SITE)
+        args = [str(site), how]
+    proc = subprocess.run(
+        [node, str(script), *args, code, payload],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("how", ["wheels", "plain", "snapshot"])
+def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path, how: str) -> None:
+    fixtures = {name: body.hex() for name, body, _ in load_fixtures()}
     math = (Path(__file__).parent / "fixtures" / "answer_math.md").read_text()
     hard_tex = [
         "\\sqrt" * 199 + "x",
@@ -157,20 +180,7 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path, how
     payload = json.dumps(
         {"fixtures": fixtures, "markdown": RICH_ANSWER, "math": math, "hard_tex": hard_tex}
     )
-    if how == "wheels":
-        script.write_text(NODE)
-        args = [str(pyodide_dir), json.dumps(wheels)]
-    else:
-        script.write_text(NODE_SITE)
-        args = [str(site), how]
-    proc = subprocess.run(
-        [node, str(script), *args, CHECK, payload],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout)
+    got = run_in_pyodide(site, tmp_path, CHECK, payload, how)
     assert got["python"].startswith("3.14")
 
     # The very same check, run here in CPython, must give the very same answers.
@@ -205,3 +215,42 @@ def test_cpython_test_env_uses_the_browser_wheel_versions() -> None:
     for spec in build.BROWSER_WHEELS:
         name, version = spec.split("==")
         assert importlib.metadata.version(name) == version, spec
+
+
+SHAPES_CHECK = r"""
+import json, sys, types
+data = json.loads(INPUT)
+dom_model = types.ModuleType("dom_model")
+sys.modules["dom_model"] = dom_model
+exec(compile(data["dom_model"], "dom_model.py", "exec"), dom_model.__dict__)
+from pysse.render import hold_back, render
+out = {"python": sys.version.split()[0], "shapes": {}}
+for name, text in data["shapes"].items():
+    rows = []
+    for cuts in data["cuts"]:
+        s = dom_model.stream_into_dom(text, cuts)  # raises if a settled node ever changed
+        rows.append([s.html == render(text), s.md.text == text, s.md._blocks.rescues, s.html])
+    out["shapes"][name] = rows
+deep = "[" * 40000 + "]"
+out["hold_back"] = hold_back(deep) == deep
+out["zeek"] = render("```zeek\n" + "0" * 700 + "x\n```\n")
+json.dumps(out)
+"""
+
+
+def test_streaming_shapes_under_pyodide(site: Path, tmp_path: Path) -> None:
+    """Every prefix of each answer shape (1-character and random deltas) through the model DOM
+    in real Pyodide: settled nodes never change, the final HTML equals the one-shot render
+    there and equals CPython's; hold-back and the lexer allow-list hold there too."""
+    shapes = {name: make(12) for name, make in SHAPES.items()}
+    cuts = [[1], [3, 1, 8, 2, 13, 5]]
+    dom_model = (Path(__file__).parent / "dom_model.py").read_text()
+    payload = json.dumps({"shapes": shapes, "cuts": cuts, "dom_model": dom_model})
+    got = run_in_pyodide(site, tmp_path, SHAPES_CHECK, payload)
+    assert got["python"].startswith("3.14")
+    for name, text in shapes.items():
+        for (same, text_ok, rescues, html), c in zip(got["shapes"][name], cuts, strict=True):
+            assert same and text_ok and rescues == 0, (name, c)
+            assert html == render(text), name  # and the same HTML as CPython
+    assert got["hold_back"] is True
+    assert "hl-" not in got["zeek"] and "0000" in got["zeek"]

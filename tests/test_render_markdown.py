@@ -43,7 +43,7 @@ class Inspect(HTMLParser):
 
 @pytest.mark.parametrize("src", XSS)
 def test_xss_corpus_yields_no_unsafe_output(src: str) -> None:
-    for html in (render(src), StreamingMarkdown().feed(src).tail):
+    for html in (render(src), StreamingMarkdown().feed(src).tails[-1], _streamed(src)):
         p = Inspect()
         p.feed(html)
         for tag, attrs in p.tags:
@@ -55,6 +55,13 @@ def test_xss_corpus_yields_no_unsafe_output(src: str) -> None:
                     assert re.match(r"^(https?:|mailto:)", value), html
             if tag == "a":
                 assert attrs.get("rel") == "noopener noreferrer nofollow"
+
+
+def _streamed(src: str) -> str:
+    md = StreamingMarkdown()
+    for i in range(0, len(src), 3):
+        md.feed(src[i : i + 3])
+    return md.html
 
 
 def test_images_load_only_from_allowed_hosts() -> None:

@@ -113,7 +113,9 @@ HOSTILE = [
 
 @pytest.mark.parametrize("src", HOSTILE)
 def test_hostile_latex_yields_only_inert_mathml(src: str) -> None:
-    for html in (render(src), StreamingMarkdown().feed(src + "\n\n").tail):
+    streamed = StreamingMarkdown()
+    streamed.feed(src + "\n\n")
+    for html in (render(src), streamed.html):
         p = parse(html)
         inside = False
         for tag, attrs in p.tags:
@@ -193,13 +195,11 @@ def test_code_blocks_have_a_language_label_and_a_copy_button_above_the_code() ->
 
 @pytest.mark.parametrize("size", [1, 3, 17, 200])
 def test_streaming_math_settles_once_and_ends_as_a_one_shot_render(size: int) -> None:
-    md = StreamingMarkdown()
-    settled: list[str] = []
-    for i in range(0, len(MATH_ANSWER), size):
-        settled += md.feed(MATH_ANSWER[i : i + size]).settled
-    settled += md.finish().settled
-    assert md.html == render(MATH_ANSWER)
-    assert md.settled_blocks == settled
+    from dom_model import stream_into_dom
+
+    streamed = stream_into_dom(MATH_ANSWER, [size])  # raises if a settled node ever changed
+    assert streamed.html == render(MATH_ANSWER)
+    assert streamed.md.text == MATH_ANSWER
 
 
 def test_no_prefix_shows_raw_math_delimiters() -> None:
@@ -213,3 +213,13 @@ def test_no_prefix_shows_raw_math_delimiters() -> None:
             assert raw not in shown or raw in final, (end, raw, shown[-60:])
         # a formula being written never shows its LaTeX: only money has a "$" then
         assert not re.search(r"\$[a-z\\]", shown), (end, shown[-60:])
+
+
+def test_every_math_block_token_knows_its_lines() -> None:
+    # the streaming renderer places blocks by their source lines: texmath's bracket rule left
+    # its token without a map, and the block vanished from a streamed answer
+    from pysse.render.markdown import make_markdown
+
+    for src in ("\\[\nx\n\\]\n", "$$\nx\n$$\n", "\\begin{align}\nx\n\\end{align}\n"):
+        tok = make_markdown().parse(src)[0]
+        assert tok.map is not None and tok.map[0] == 0, (src, tok.type, tok.map)

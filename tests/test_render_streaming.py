@@ -1,5 +1,6 @@
-"""render/streaming.py: every prefix renders cleanly, settled blocks never change, the final
-state equals a one-shot render, and total work stays linear."""
+"""render/streaming.py: every prefix renders cleanly, settled content never changes (checked
+on a model DOM the updates are applied to), the final state equals a one-shot render, and
+total work stays linear. Answer shapes in depth: test_render_blocks.py."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from dom_model import stream_into_dom
 
 from pysse.render import StreamingMarkdown, hold_back, render
 from pysse.server.demo import RICH_ANSWER, XSS_ANSWER, _long_answer
@@ -51,13 +53,6 @@ def visible(html: str) -> str:
 SYNTAX = ["**", "~~", "```", "~~~", "](", "|--", "| -", "\n#", "\n- ", "\n* ", "__", "<scr", "<img"]
 
 
-def stream(md: StreamingMarkdown, text: str, size: int) -> list[str]:
-    settled: list[str] = []
-    for i in range(0, len(text), size):
-        settled += md.feed(text[i : i + size]).settled
-    return settled
-
-
 @pytest.mark.parametrize("name", ANSWERS)
 def test_every_prefix_shows_no_raw_syntax(name: str) -> None:
     text = ANSWERS[name]
@@ -80,28 +75,24 @@ def test_every_prefix_shows_no_raw_syntax(name: str) -> None:
 @pytest.mark.parametrize("size", [1, 3, 17, 200])
 def test_settled_blocks_never_change_and_final_equals_one_shot(name: str, size: int) -> None:
     text = ANSWERS[name]
-    md = StreamingMarkdown()
-    settled = stream(md, text, size)
-    final = md.finish()
-    settled += final.settled
-    assert md.html == render(text)
-    assert md.html.startswith("".join(settled))
-    assert md.settled_blocks == settled
-    assert md.text == text
+    out = stream_into_dom(text, [size])  # asserts settled nodes are never touched
+    assert out.html == render(text)
+    assert out.md.html == render(text)
+    assert out.md.text == text
 
 
 def test_streaming_shows_plain_text_at_once() -> None:
     md = StreamingMarkdown()
-    assert "Hello wor" in md.feed("Hello wor").tail
-    assert "<strong>bold so far</strong>" in md.feed(" **bold so far").tail
+    assert "Hello wor" in md.feed("Hello wor").tails[-1]
+    assert "<strong>bold so far</strong>" in md.feed(" **bold so far").tails[-1]
 
 
 def test_open_fence_is_code_marked_incomplete_and_not_highlighted() -> None:
     md = StreamingMarkdown()
-    u = md.feed("Intro\n\n```python\ndef f():\n    return 1\n")
-    assert 'class="codeblock incomplete"' in u.tail
-    assert "hl-" not in u.tail  # no highlighting while open
-    u = md.feed("```\n\nAfter.\n")
+    md.feed("Intro\n\n```python\ndef f():\n    return 1\n")
+    assert 'class="codeblock incomplete"' in md.html
+    assert "hl-" not in md.html  # no highlighting while open
+    md.feed("```\n\nAfter.\n")
     html = md.html
     assert 'class="codeblock"' in html and "hl-k" in html  # highlighted once closed
 

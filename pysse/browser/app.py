@@ -350,9 +350,9 @@ class App:
             return
         from ..render.streaming import StreamingMarkdown
 
-        StreamingMarkdown(md=self.md_for(frozenset())).feed(
-            "# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n"
-        )
+        md = StreamingMarkdown(md=self.md_for(frozenset()))
+        md.feed("# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n")
+        md.finish()  # highlights the fence: pygments' formatter and a lexer compiled
         js.setTimeout(create_once_callable(self._warm_math), 30)
 
     def _warm_math(self) -> None:

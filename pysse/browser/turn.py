@@ -28,6 +28,7 @@ from ..page.recording import Recording
 from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter
 from ..providers import error_message
+from ..render.dom import DomWriter
 from ..render.frames import FrameScheduler
 from .dom import q
 
@@ -54,8 +55,9 @@ class Turn:
         self.replay = replay
         self.history = history  # the conversation this answer replies to
         self.el = el
-        self.settled_el = q(".settled", el)
-        self.tail_el = q(".tail", el)
+        # The answer's HTML grows inside .settled: settled nodes are appended, never replaced;
+        # each open container's unsettled tail follows its settled children (render/dom.py).
+        self.writer = DomWriter(q(".settled", el))
         self.status_el = q(".status", el)
         self.usage_el = q(".usage", el)
         s = app.settings
@@ -81,7 +83,6 @@ class Turn:
         self.saved_text = ""  # reattached after a reload: the text saved before it
         self.reconnect = Reconnect()
         self.resumes: list[tuple[int, int, float, int]] = []  # chunk index, byte, ms, try
-        self.shown_tail = ""
         self.sched = FrameScheduler(self.render, app.request_frame, app.is_hidden)
         self.speed = SpeedMeter()
         self.chat_id = ""  # the conversation and message this answer is (none for a replay)
@@ -290,11 +291,9 @@ class Turn:
     def render(self) -> None:
         t = js.performance.now()
         update = self.md.update() if self.state == "streaming" else self.md.finish()
-        for block in update.settled:
-            self.settled_el.insertAdjacentHTML("beforeend", block)
-        if update.tail != self.shown_tail:
-            self.tail_el.innerHTML = update.tail
-            self.shown_tail = update.tail
+        self.writer.apply(update)
+        if self.state == "streaming" and self.md.busy:
+            self.sched.request()  # highlighting a closed code fence, a slice per frame
         self.el.dataset.renders = str(self.sched.renders)
         took = js.performance.now() - t
         self.render_ms.append(round(took, 1))

@@ -1,5 +1,6 @@
-"""Chat text -> HTML -> frames: streaming markdown (settled blocks rendered once, hold-back of
-incomplete syntax, safe by default) and the frame/scroll logic that paces it onto a page.
+"""Chat text -> HTML -> frames: streaming markdown (settled content rendered once at any
+depth, hold-back of incomplete syntax, safe by default), the update contract and a DOM writer
+for it, and the frame/scroll logic that paces it onto a page.
 
 Pure Python (markdown-it-py, optionally pygments); no ``js``. The browser package binds it to
 the DOM. Names are imported lazily: the page needs ``frames`` at once but markdown-it only
@@ -12,14 +13,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .dom import DomWriter
     from .frames import FrameScheduler, ScrollFollower
     from .holdback import hold_back
     from .markdown import MarkdownPolicy, make_markdown, render
-    from .streaming import StreamingMarkdown, Update
+    from .streaming import StreamingMarkdown
+    from .update import Op, Update
 
 __all__ = [
+    "DomWriter",
     "FrameScheduler",
     "MarkdownPolicy",
+    "Op",
     "ScrollFollower",
     "StreamingMarkdown",
     "Update",
@@ -29,6 +34,7 @@ __all__ = [
 ]
 
 _HOME = {
+    "DomWriter": "dom",
     "FrameScheduler": "frames",
     "ScrollFollower": "frames",
     "hold_back": "holdback",
@@ -36,7 +42,8 @@ _HOME = {
     "make_markdown": "markdown",
     "render": "markdown",
     "StreamingMarkdown": "streaming",
-    "Update": "streaming",
+    "Op": "update",
+    "Update": "update",
 }
 
 

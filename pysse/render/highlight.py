@@ -1,35 +1,191 @@
-"""Syntax highlighting for closed code fences (pygments), as a markdown-it ``highlight``
-callback. Optional: without pygments, code is shown escaped and unhighlighted."""
+"""Syntax highlighting for closed code fences (pygments): bounded, and in slices.
+
+The model picks a fence's language, so highlighting must never freeze the page: several
+pygments lexers backtrack catastrophically on short inputs (``zeek`` on ``0`` x 700 + ``x``
+takes ~20 s; ``mcfunction`` 400 bytes, a minute), and no budget checked *between* tokens can
+interrupt one slow regular-expression match. So:
+
+* **an allow-list** of common languages whose lexers were measured safe (``bench/
+  fuzz_markdown.py`` runs every lexer alias pygments knows against backtracking-prone bodies;
+  these stay linear), looked up by alias; anything else is shown as plain escaped code;
+* **a size cap** (``MAX_CODE``) and a deterministic **token budget** (``MAX_TOKENS``): past
+  either the fence is plain, so a one-shot render and the streaming renderer agree;
+* **a time limit** (``MAX_SECONDS``) between tokens, a last resort that should never fire;
+* **slices**: :class:`HighlightJob` pulls pygments' lazy token stream (and its line-by-line
+  HTML formatter) only until a time budget is spent, so the streaming renderer spreads one
+  fence's highlighting over several frames instead of blocking one.
+
+Without pygments, code is shown escaped and unhighlighted.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
-__all__ = ["Highlighter", "make_highlighter"]
+__all__ = ["ALLOWED", "HighlightJob", "Highlighter", "lexer_for", "make_highlighter"]
 
 Highlighter = Callable[[str, str, str], str]  # (code, lang, attrs) -> HTML, "" = not highlighted
 
+MAX_CODE = 64 * 1024  # characters
+MAX_TOKENS = 40_000
+MAX_SECONDS = 2.0
+SLICE_FROM = 2_000  # characters: shorter fences are highlighted at once (well under a ms)
+SLICE_SECONDS = 0.006  # the streaming renderer's highlighting budget per update
+_KEEP = 16  # finished jobs remembered for the fence renderer
+_done: dict[tuple[str, str], str] = {}
 
-def make_highlighter(enabled: bool) -> Highlighter | None:
-    """The highlight callback, or None when disabled or pygments is missing."""
-    if not enabled:
+# Info-string word (lower case) -> pygments lexer alias. Measured linear on hostile bodies.
+ALLOWED = {
+    **dict.fromkeys(["python", "py", "python3", "py3"], "python"),
+    **dict.fromkeys(["pycon", "pytb"], "pycon"),
+    **dict.fromkeys(["javascript", "js", "mjs", "cjs", "node"], "javascript"),
+    **dict.fromkeys(["typescript", "ts"], "typescript"),
+    **dict.fromkeys(["jsx"], "jsx"),
+    **dict.fromkeys(["tsx"], "tsx"),
+    **dict.fromkeys(["json", "jsonc", "json5", "jsonl"], "json"),
+    **dict.fromkeys(["bash", "sh", "shell", "zsh", "ksh"], "bash"),
+    **dict.fromkeys(["console", "shell-session", "shellsession", "terminal"], "console"),
+    **dict.fromkeys(["powershell", "ps1", "pwsh"], "powershell"),
+    **dict.fromkeys(["html", "htm", "xhtml"], "html"),
+    **dict.fromkeys(["xml", "svg", "xsd", "plist"], "xml"),
+    **dict.fromkeys(["css"], "css"),
+    **dict.fromkeys(["scss"], "scss"),
+    **dict.fromkeys(["sql", "postgresql", "postgres", "mysql", "sqlite"], "sql"),
+    **dict.fromkeys(["c", "h"], "c"),
+    **dict.fromkeys(["cpp", "c++", "cc", "cxx", "hpp"], "cpp"),
+    **dict.fromkeys(["csharp", "cs", "c#"], "csharp"),
+    **dict.fromkeys(["java"], "java"),
+    **dict.fromkeys(["kotlin", "kt", "kts"], "kotlin"),
+    **dict.fromkeys(["scala"], "scala"),
+    **dict.fromkeys(["go", "golang"], "go"),
+    **dict.fromkeys(["rust", "rs"], "rust"),
+    **dict.fromkeys(["swift"], "swift"),
+    **dict.fromkeys(["objective-c", "objc"], "objective-c"),
+    **dict.fromkeys(["ruby", "rb"], "ruby"),
+    **dict.fromkeys(["php"], "php"),
+    **dict.fromkeys(["perl", "pl"], "perl"),
+    **dict.fromkeys(["lua"], "lua"),
+    **dict.fromkeys(["r"], "r"),
+    **dict.fromkeys(["dart"], "dart"),
+    **dict.fromkeys(["haskell", "hs"], "haskell"),
+    **dict.fromkeys(["elixir", "ex", "exs"], "elixir"),
+    **dict.fromkeys(["yaml", "yml"], "yaml"),
+    **dict.fromkeys(["toml"], "toml"),
+    **dict.fromkeys(["ini", "cfg", "dosini"], "ini"),
+    **dict.fromkeys(["diff", "patch", "udiff"], "diff"),
+    **dict.fromkeys(["markdown", "md"], "markdown"),
+    **dict.fromkeys(["dockerfile", "docker"], "docker"),
+    **dict.fromkeys(["makefile", "make", "mf"], "make"),
+    **dict.fromkeys(["graphql", "gql"], "graphql"),
+    **dict.fromkeys(["nginx"], "nginx"),
+    **dict.fromkeys(["text", "txt", "plaintext", "plain"], "text"),
+}
+
+
+def lexer_for(info: str) -> Any | None:
+    """The pygments lexer for a fence's info string, if its language is allowed."""
+    word = info.split()[0].lower() if info.split() else ""
+    alias = ALLOWED.get(word)
+    if alias is None:
         return None
     try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
         from pygments.lexers import get_lexer_by_name
         from pygments.util import ClassNotFound
     except ImportError:  # pragma: no cover - pygments is an optional dependency
         return None
-    formatter = HtmlFormatter(nowrap=True, classprefix="hl-")
+    try:
+        return get_lexer_by_name(alias, stripnl=False, ensurenl=False)
+    except ClassNotFound:  # pragma: no cover - every alias above exists in pygments 2.21
+        return None
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class HighlightJob:
+    """Highlight ``code`` as ``info``'s language, a slice at a time.
+
+    ``step(seconds)`` works until about ``seconds`` have passed and returns True when done;
+    ``html`` is then the highlighted HTML, or "" when the code is shown plain (no allowed
+    lexer, too long, over budget, pygments missing). ``run()`` does it all at once.
+    """
+
+    def __init__(self, code: str, info: str) -> None:
+        self.html = ""
+        self.done = False
+        self.spent = 0.0
+        self._parts: list[str] = []
+        self._tokens = 0
+        self._lines: Iterator[tuple[int, str]] | None = None
+        self.key = (code, info)
+        if self.key in _done:
+            self.html = _done[self.key]
+            self.done = True
+            return
+        lexer = lexer_for(info) if len(code) <= MAX_CODE else None
+        if lexer is None:
+            self.done = True
+            return
+        from pygments.formatters import HtmlFormatter
+
+        formatter: Any = HtmlFormatter(nowrap=True, classprefix="hl-")
+        # With nowrap, HtmlFormatter.format() writes exactly what this line generator
+        # yields; driving it ourselves lets us stop between lines.
+        self._lines = formatter._format_lines(self._count(lexer.get_tokens(code)))
+
+    def _count(self, tokens: Iterator[tuple[Any, str]]) -> Iterator[tuple[Any, str]]:
+        for tok in tokens:
+            self._tokens += 1
+            if self._tokens > MAX_TOKENS:
+                raise _OverBudget
+            yield tok
+
+    def step(self, seconds: float | None = None) -> bool:
+        if self.done:
+            return True
+        assert self._lines is not None
+        t0 = time.perf_counter()
+        try:
+            for n, (_, piece) in enumerate(self._lines):
+                self._parts.append(piece)
+                if n % 16 == 15:
+                    spent = time.perf_counter() - t0
+                    if self.spent + spent > MAX_SECONDS:
+                        raise _OverBudget
+                    if seconds is not None and spent >= seconds:
+                        self.spent += spent
+                        return False
+        except _OverBudget:
+            self._parts = []
+        self.spent += time.perf_counter() - t0
+        self.html = "".join(self._parts)
+        self._parts = []
+        self._lines = None
+        self.done = True
+        _done[self.key] = self.html
+        while len(_done) > _KEEP:
+            del _done[next(iter(_done))]
+        return True
+
+    def run(self) -> str:
+        self.step()
+        return self.html
+
+
+def make_highlighter(enabled: bool) -> Highlighter | None:
+    """The highlight callback for markdown-it, or None when disabled or pygments is missing."""
+    if not enabled:
+        return None
+    try:
+        import pygments  # noqa: F401
+    except ImportError:  # pragma: no cover - pygments is an optional dependency
+        return None
 
     def hl(code: str, lang: str, attrs: str) -> str:
-        if not lang:
-            return ""
-        try:
-            lexer = get_lexer_by_name(lang.split()[0], stripnl=False, ensurenl=False)
-        except ClassNotFound:
-            return ""
-        return str(highlight(code, lexer, formatter))
+        # A job the streaming renderer ran in slices has left its result in ``_done``.
+        return HighlightJob(code, lang).run()
 
     return hl

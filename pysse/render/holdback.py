@@ -4,7 +4,9 @@ Syntax that is not yet meaningful is held back rather than flashed: a partial li
 become a fence, a heading, a list marker, a setext underline or a table row; a table header
 waiting for its delimiter row; a dangling ``**``/``_``/``~~``/backtick (closed in reverse order
 of opening, or held if nothing follows it); a link whose URL is still arriving (shown as its
-text); a partial HTML tag; a task list checkbox being typed. Plain text passes at once.
+text); a partial HTML tag; a task list checkbox being typed. Plain text passes at once. Code is
+never touched: inside an open fence only a line that may be its closing fence waits, and the
+text of a closed fence is not "closed" as if it were inline markup.
 
 Math (``math.py`` has the syntax rules) is held until it closes, so raw LaTeX never flashes:
 a display block (``$$``, ``\\[``, ``\\begin{env}``) from its opening line; an inline ``$x`` or
@@ -12,49 +14,160 @@ a display block (``$$``, ``\\[``, ``\\begin{env}``) from its opening line; an in
 ``INLINE_MATH_HOLD`` characters. An opening ``$`` followed by a digit is most likely money
 (``$5 and more``) and is shown at once; a trailing ``$`` or ``\\`` waits for the next character.
 Inline markers inside a complete math span are not emphasis (``$a *b$``).
+
+Linear in the tail: every rule is a single left-to-right scan (no regular expression that can
+backtrack), so a hostile tail (``[`` x 100,000, ``<a`` x 100,000 ...) costs what a plain one
+of the same length does.
 """
 
 from __future__ import annotations
 
-import re
-
-from .markdown import open_fence_line
 from .math import BLOCK_OPEN
 
 __all__ = ["INLINE_MATH_HOLD", "hold_back", "open_math_line"]
 
 INLINE_MATH_HOLD = 300  # an open inline formula longer than this is shown as text
 
-_HOLD_PARTIAL_LINE = re.compile(
-    r"""^(?:
-        \ {0,3}(?:`{3,}|~{3,}).*          # a fence line being typed (or its info string)
-      | \ {0,3}(?:`{1,2}|~{1,2})          # ... or a run that may grow into one
-      | \ {0,3}\#{1,6}\s*                 # a bare heading marker
-      | \s*(?:[-*+]|\d{1,9}[.)]?)\s*      # a lone list marker, or a number that may become one
-      | \ {0,3}[-=*_\ ]+                  # setext underline / thematic break candidates
-      | \s*\|.*                           # a table row still arriving
-      | \ {0,3}>\s*                       # a lone quote marker
-      | \s*(?:[-*+]|\d{1,9}[.)])\s+\[[\ xX]?\]?\s*   # a task list checkbox being typed
-      | \ {0,3}(?:\$\$|\\\[|\\begin\{).*     # a display math opener
-      | \ {0,3}\\(?:b|be|beg|begi|begin)?   # ... or the start of one
-    )$""",
-    re.VERBOSE,
-)
-_DELIM_START = re.compile(r"^ {0,3}\|?\s*:?-*\s*(\|.*)?$")
-_LINK_URL_ARRIVING = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*$")
-_LINK_TEXT_ARRIVING = re.compile(r"!?\[([^\]\n]*)$")
-_PARTIAL_TAG = re.compile(r"<[A-Za-z/!?][^>\n]*$|<$")
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_SETEXT = frozenset("-=*_ ")
+_TAG_START = frozenset("/!?")
 
 
 def _is_space(c: str) -> bool:
     return c == "" or c.isspace()
 
 
+# -- block-level rules for the partial (last, incomplete) line ----------------------------------
+
+
+def _indent(s: str, limit: int = 3) -> int:
+    """Leading spaces, at most ``limit``."""
+    i = 0
+    while i < len(s) and i < limit and s[i] == " ":
+        i += 1
+    return i
+
+
+def _run(s: str, i: int, chars: str | frozenset[str]) -> int:
+    """The end of the run of ``chars`` starting at ``i``."""
+    while i < len(s) and s[i] in chars:
+        i += 1
+    return i
+
+
+def _may_become_block(line: str) -> bool:
+    """A partial line that may still turn into block syntax, or is only a marker so far."""
+    i = _indent(line)
+    if i < len(line) and line[i] in "`~":
+        j = _run(line, i, line[i])
+        if j - i >= 3 or j == len(line):  # a fence line being typed, or a run that may grow
+            return True
+    if i < len(line) and line[i] == "#":  # a bare heading marker
+        j = _run(line, i, "#")
+        if j - i <= 6 and (j == len(line) or line[j:].isspace()):
+            return True
+    rest = line.lstrip()
+    if rest and rest[0] in "-*+" and not rest[1:].strip():  # a lone list marker
+        return True
+    j = 0
+    while j < len(rest) and j < 10 and rest[j].isdecimal():
+        j += 1
+    if 1 <= j <= 9:  # a number that may become an ordered list marker
+        k = j + 1 if j < len(rest) and rest[j] in ".)" else j
+        if not rest[k:].strip():
+            return True
+    if all(c in _SETEXT for c in line[i:]):  # setext / thematic break candidate (or spaces)
+        return True
+    if rest.startswith("|"):  # a table row still arriving
+        return True
+    if i < len(line) and line[i] == ">" and line[i + 1 :].strip() == "":  # lone quote marker
+        return True
+    if _checkbox_arriving(rest):
+        return True
+    t = line[i:]
+    if t.startswith(("$$", "\\[", "\\begin{")):  # a display math opener
+        return True
+    return t[:1] == "\\" and "\\begin".startswith(t)  # ... or the start of one
+
+
+def _checkbox_arriving(rest: str) -> bool:
+    """``- [``, ``1. [x`` ...: a task list checkbox being typed (``rest``: no indent)."""
+    if rest[:1] in ("-", "*", "+"):
+        j = 1
+    else:
+        j = 0
+        while j < len(rest) and j < 10 and rest[j].isdecimal():
+            j += 1
+        if not 1 <= j <= 9 or j == len(rest) or rest[j] not in ".)":
+            return False
+        j += 1
+    k = j
+    while k < len(rest) and rest[k].isspace():
+        k += 1
+    if k == j or k == len(rest) or rest[k] != "[":
+        return False
+    box = rest[k + 1 :].rstrip()
+    return box in ("", " ", "x", "X", "]", " ]", "x]", "X]")
+
+
+def _delim_start(s: str) -> bool:
+    """Whether ``s`` may be the start of a table's delimiter row (``|:--|``...)."""
+    t = s.lstrip()
+    i = 1 if t.startswith(":") else 0
+    i = _run(t, i, "-")
+    while i < len(t) and t[i].isspace():
+        i += 1
+    return i == len(t) or t[i] == "|"
+
+
+def _without_partial_tag(s: str) -> str:
+    """Drop a trailing ``<tag...`` that has no ``>`` yet (or a lone ``<`` at the end)."""
+    start = s.rfind(">") + 1
+    i = s.find("<", start)
+    while i != -1:
+        if i + 1 == len(s) or (s[i + 1].isalpha() and s[i + 1].isascii()) or s[i + 1] in _TAG_START:
+            return s[:i]
+        i = s.find("<", i + 1)
+    return s
+
+
+def _link_url_arriving(s: str) -> str:
+    """``[text](url-so-far`` at the end becomes ``text`` (the first ``[`` whose first ``]``
+    is followed by ``(`` and no ``)`` after it)."""
+    if "](" not in s:
+        return s
+    floor = s.rfind(")") + 1  # the "(" must come after the last ")"
+    i = s.find("[")
+    while i != -1:
+        close = s.find("]", i + 1)
+        if close == -1:
+            return s
+        if close + 1 < len(s) and s[close + 1] == "(" and close + 1 >= floor:
+            start = i - 1 if i and s[i - 1] == "!" else i
+            return s[:start] + s[i + 1 : close]
+        i = s.find("[", close + 1)  # every [ before this ] shares this first ]
+    return s
+
+
+def _link_text_arriving(s: str) -> str:
+    """``[text-so-far`` at the end becomes ``text-so-far`` (the first ``[`` after the last
+    ``]``)."""
+    i = s.find("[", s.rfind("]") + 1)
+    if i == -1:
+        return s
+    start = i - 1 if i and s[i - 1] == "!" else i
+    return s[:start] + s[i + 1 :]
+
+
+# -- inline markers ----------------------------------------------------------------------------
+
+
 def _close_inline(s: str) -> str:
     """Close dangling inline markers at the end of ``s`` (reverse order of opening), or hold
     them back when nothing follows them yet."""
     stack: list[tuple[str, int]] = []  # (marker, position)
+    where: dict[str, list[int]] = {}  # marker -> its indexes in ``stack``, for O(1) matching
+    math = _MathScan(s)
     i, n = 0, len(s)
     while i < n:
         c = s[i]
@@ -62,24 +175,22 @@ def _close_inline(s: str) -> str:
             if i + 1 == n:
                 return _close_stack(s[:i], stack)  # may become \( : wait for the next char
             if s[i + 1] == "(":
-                close = s.find("\\)", i + 2)
+                close = math.paren_close(i + 2)
                 if close != -1:
                     i = close + 2  # a complete \(…\): its content is not markup
                     continue
-                if _hold_math(s, i):
+                if math.hold(i):
                     return _close_stack(s[:i], stack)
             i += 2
             continue
         if c == "$":
-            end = _math_end(s, i)
+            end = math.end(i)
             if end is _HOLD:
                 return _close_stack(s[:i], stack)
             i = end if isinstance(end, int) else i + 1
             continue
         if c == "`":
-            j = i
-            while j < n and s[j] == "`":
-                j += 1
+            j = _run(s, i, "`")
             run = s[i:j]
             close = s.find(run, j)
             while close != -1 and (s[close + len(run) : close + len(run) + 1] == "`"):
@@ -91,9 +202,7 @@ def _close_inline(s: str) -> str:
             i = close + len(run)
             continue
         if c in "*_~":
-            j = i
-            while j < n and s[j] == c:
-                j += 1
+            j = _run(s, i, c)
             run = s[i:j]
             if j == n:
                 return _close_stack(s[:i], stack)  # a marker with nothing after it: hold it
@@ -106,10 +215,14 @@ def _close_inline(s: str) -> str:
             right = not _is_space(prev) and (prev not in _PUNCT or _is_space(nxt) or nxt in _PUNCT)
             # Only "clean" openers count: not inside a word (snake_case, 2*3).
             clean_open = left and (_is_space(prev) or prev in _PUNCT)
-            match = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == run), None)
-            if right and match is not None:
-                del stack[match:]
+            at = where.get(run)
+            if right and at:
+                cut = at[-1]  # the innermost opener of this kind; everything above it goes
+                for marker, _ in stack[cut:]:
+                    where[marker].pop()
+                del stack[cut:]
             elif clean_open:
+                where.setdefault(run, []).append(len(stack))
                 stack.append((run, i))
             i = j
             continue
@@ -120,39 +233,60 @@ def _close_inline(s: str) -> str:
 _HOLD = object()
 
 
-def _hold_math(s: str, i: int) -> bool:
-    """Hold an open inline formula starting at ``i``: while it is on one line and short."""
-    return "\n" not in s[i:] and len(s) - i <= INLINE_MATH_HOLD
+class _MathScan:
+    """Where inline math in ``s`` closes, as dollarmath and texmath decide (``math.py``), in
+    O(len(s)) over a whole scan: a search that found no closer is remembered, so a hostile
+    run of openers (``\\(`` x 100,000) does not search to the end once per opener."""
 
+    def __init__(self, s: str) -> None:
+        self.s = s
+        self.no_paren_from = len(s) + 1  # no "\\)" at or after this index
+        self.no_closer_from = {"$": len(s) + 1, "$$": len(s) + 1}
+        self.last_newline = s.rfind("\n")
 
-def _math_end(s: str, i: int) -> int | object | None:
-    """At a ``$`` (``s[i]``), as dollarmath decides (``math.py``): the index after a complete
-    inline formula, ``_HOLD`` to hold back from ``i``, or None when this ``$`` is text."""
-    n = len(s)
-    double = s.startswith("$$", i)
-    start = i + (2 if double else 1)
-    if start >= n:
-        return _HOLD  # "$" or "$$" at the very end: math, money or nothing yet
-    if i and s[i - 1].isdigit():
-        return None
-    if not double and s[start].isspace():
-        return None
-    j = start
-    while True:
-        j = s.find("$$" if double else "$", j)
-        if j == -1:
-            # Open: money ("$5 and"), shown; a formula being written, held.
-            if not double and s[start].isdigit():
-                return None
-            return _HOLD if _hold_math(s, i) else None
-        if s[j - 1] != "\\":
-            break
-        j += 1
-    if double:
-        return j + 2
-    if s[j - 1].isspace() or (j + 1 < n and s[j + 1].isdigit()):
-        return None
-    return j + 1
+    def _find(self, what: str, start: int, none_from: int) -> int:
+        return -1 if start >= none_from else self.s.find(what, start)
+
+    def paren_close(self, start: int) -> int:
+        at = self._find("\\)", start, self.no_paren_from)
+        if at == -1:
+            self.no_paren_from = min(self.no_paren_from, start)
+        return at
+
+    def hold(self, i: int) -> bool:
+        """Hold an open formula starting at ``i``: while it is on one line and short."""
+        return self.last_newline < i and len(self.s) - i <= INLINE_MATH_HOLD
+
+    def end(self, i: int) -> int | object | None:
+        """At a ``$`` (``s[i]``): the index after a complete inline formula, ``_HOLD`` to
+        hold back from ``i``, or None when this ``$`` is text."""
+        s, n = self.s, len(self.s)
+        double = s.startswith("$$", i)
+        start = i + (2 if double else 1)
+        if start >= n:
+            return _HOLD  # "$" or "$$" at the very end: math, money or nothing yet
+        if i and s[i - 1].isdigit():
+            return None
+        if not double and s[start].isspace():
+            return None
+        marker = "$$" if double else "$"
+        j = start
+        while True:
+            j = self._find(marker, j, self.no_closer_from[marker])
+            if j == -1:
+                self.no_closer_from[marker] = min(self.no_closer_from[marker], start)
+                # Open: money ("$5 and"), shown; a formula being written, held.
+                if not double and s[start].isdigit():
+                    return None
+                return _HOLD if self.hold(i) else None
+            if s[j - 1] != "\\":
+                break
+            j += 1
+        if double:
+            return j + 2
+        if s[j - 1].isspace() or (j + 1 < n and s[j + 1].isdigit()):
+            return None
+        return j + 1
 
 
 def _close_stack(s: str, stack: list[tuple[str, int]]) -> str:
@@ -166,13 +300,37 @@ def _close_stack(s: str, stack: list[tuple[str, int]]) -> str:
     return body + "".join(m for m, _ in reversed(stack))
 
 
+# -- the whole tail ------------------------------------------------------------------------------
+
+
+def _fences(lines: list[str]) -> tuple[int | None, int]:
+    """The line of a top-level fence left open at the end (or None), and the last line that
+    closed one (-1 if none)."""
+    fence: tuple[str, int, int] | None = None  # (char, length, line)
+    closed = -1
+    for no, line in enumerate(lines):
+        i = _indent(line)
+        if i == len(line) or line[i] not in "`~":
+            continue
+        j = _run(line, i, line[i])
+        if j - i < 3:
+            continue
+        if fence is None:
+            if not (line[i] == "`" and "`" in line[j:]):
+                fence = (line[i], j - i, no)
+        elif line[i] == fence[0] and j - i >= fence[1] and not line[j:].strip():
+            fence = None
+            closed = no
+    return (fence[2] if fence else None), closed
+
+
 _CLOSER = {"$$": "$$", "\\[": "\\]"}
 
 
 def open_math_line(lines: list[str]) -> int | None:
     """The index of a display math block (``$$``, ``\\[``, ``\\begin{env}``) left open at the
     end of ``lines`` (complete lines), if any. A blank line ends an unclosed one: from there
-    on it is text (``math.py``)."""
+    on it is text (``math.py``). Linear: one anchored match per line."""
     open_at: int | None = None
     closer = ""
     for no, line in enumerate(lines):
@@ -202,10 +360,10 @@ def hold_back(tail: str) -> str:
         return tail
     lines = tail.split("\n")
     partial = lines.pop()  # "" when the tail ends with a line end
-    fence_line = open_fence_line("\n".join(lines))
+    fence_line, closed = _fences(lines)
     if fence_line is not None:
-        m = re.match(r"^ {0,3}(`+|~+)", partial)
-        if m:
+        i = _indent(partial)
+        if i < len(partial) and partial[i] in "`~":
             partial = ""  # may be the closing fence
         return "\n".join([*lines, partial]) if partial else "\n".join(lines) + "\n"
     math_line = open_math_line(lines)
@@ -213,7 +371,7 @@ def hold_back(tail: str) -> str:
         lines, partial = lines[:math_line], ""
         if not lines:
             return ""
-    if partial and _HOLD_PARTIAL_LINE.match(partial):
+    if partial and _may_become_block(partial):
         partial = ""
     if partial and "|" in partial and lines and "|" in lines[-1]:
         partial = ""  # a table row is shown only when complete
@@ -223,17 +381,19 @@ def hold_back(tail: str) -> str:
         lines
         and "|" in lines[-1]
         and not (len(lines) >= 2 and "|" in lines[-2])
-        and (not partial or _DELIM_START.match(partial))
+        and (not partial or _delim_start(partial))
     ):
         lines.pop()
         partial = ""
     if partial:
-        partial = _PARTIAL_TAG.sub("", partial)
-        partial = _LINK_URL_ARRIVING.sub(lambda m: m.group(1), partial)
-        partial = _LINK_TEXT_ARRIVING.sub(lambda m: m.group(1), partial)
+        partial = _without_partial_tag(partial)
+        partial = _link_url_arriving(partial)
+        partial = _link_text_arriving(partial)
     body = "\n".join([*lines, partial]) if partial else "\n".join(lines)
     # Inline markers: only within the last block (after the last blank line), not in code.
     cut = body.rfind("\n\n")
+    if closed >= 0:  # nor in the text of a fence closed before it
+        cut = max(cut, sum(len(line) + 1 for line in lines[: closed + 1]) - 2)
     head, last = (body[: cut + 2], body[cut + 2 :]) if cut >= 0 else ("", body)
     if last and not last.startswith("    ") and not last.startswith("\t"):
         last = _close_inline(last)

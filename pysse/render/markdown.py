@@ -2,13 +2,17 @@
 streaming renderer's final state must equal.
 
 Safe by default: model output is untrusted: raw HTML is escaped (``html=False``), links
-  are allowed only for http, https and mailto and open with ``rel="noopener noreferrer
-  nofollow"``, remote images are shown as links unless their host is allowed, math becomes
-  sanitized MathML (``math.py``), task list checkboxes are disabled.
+are allowed only for http, https and mailto and open with ``rel="noopener noreferrer
+nofollow"``, remote images are shown as links unless their host is allowed, math becomes
+sanitized MathML (``math.py``), task list checkboxes are disabled.
 
 Extended only through markdown-it's plugin ecosystem (mdit-py-plugins: dollarmath, texmath's
 brackets, amsmath, tasklists); a fenced code block gets a header with its language and a
 Copy button, so the button never covers code.
+
+A code fence without its closing fence (the answer is still arriving, or ended inside it) is
+shown as code marked ``incomplete`` and is never highlighted, at any depth (a list item, a
+quote): ``observe.py`` records on each fence token whether it was closed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from markdown_it import MarkdownIt
 from markdown_it.utils import OptionsDict
 
 from .highlight import make_highlighter
+from .observe import install
 
 __all__ = ["MarkdownPolicy", "make_markdown", "open_fence_line", "render"]
 
@@ -64,6 +69,7 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
     # Disabled checkboxes, each inside a <label> with its item's text (its accessible name);
     # no generated ids, so a render is the same every time.
     tasklists_plugin(md, enabled=False, label=True)
+    install(md)  # the streaming renderer's observers (observe.py)
     schemes = policy.link_schemes
     md.validateLink = lambda url: _link_ok(url, schemes)  # type: ignore[method-assign]
     hl = make_highlighter(policy.highlight)
@@ -75,7 +81,7 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
 
     def fence(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         tok = tokens[idx]
-        open_fence = env.get("open_fence_line") == (tok.map[0] if tok.map else None)
+        open_fence = not tok.meta.get("closed", False)
         use = plain_options if open_fence or hl is None else hl_options
         # Focusable: a reader on a keyboard can scroll code that is wider than the page.
         inner = default_fence(tokens, idx, use, env).replace("<pre>", '<pre tabindex="0">', 1)
@@ -143,4 +149,4 @@ def render(src: str, md: MarkdownIt | None = None) -> str:
     md = md or make_markdown()
     if "\r" in src:  # as markdown-it normalizes, so that line numbers agree
         src = src.replace("\r\n", "\n").replace("\r", "\n")
-    return str(md.render(src, {"open_fence_line": open_fence_line(src)}))
+    return str(md.render(src, {}))

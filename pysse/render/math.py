@@ -224,7 +224,13 @@ def _bounded(rules: list[Rule]) -> Rule:
         if silent:  # an opener line always starts a block: math, or text up to a blank line
             return True
         stop = _blank_after(state, start, end)
+        first = len(state.tokens)
         if any(rule(state, start, stop, False) for rule in rules):
+            # texmath's bracket rule leaves its token without a source map; the streaming
+            # renderer places blocks by their lines, so every block token gets one.
+            for tok in state.tokens[first:]:
+                if tok.map is None:
+                    tok.map = [start, state.line]
             return True
         token = state.push("math_unclosed", "p", 0)
         token.block = True

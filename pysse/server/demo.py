@@ -14,6 +14,7 @@ from typing import Any, AnyStr, cast
 
 from ..providers import CONTINUE_INSTRUCTION, ProviderName, encode_answer, get_provider
 from ..testing.script import Script
+from .shapes import shape
 
 __all__ = [
     "COMMANDS",
@@ -40,6 +41,9 @@ COMMANDS = {
     "bytes": "the answer in 1-byte chunks",
     "burst": "the whole answer in one chunk",
     "long": "a ~30 KB answer, fast",
+    "table": "a 500-row table (each row settles once, earlier rows are never redrawn)",
+    "list": "a 500-item list",
+    "code": "a 300-line Python code block (highlighted once, when it closes)",
     "slow": "a slow answer (a delta every 250 ms)",
     "xss": "hostile markdown: scripts, handlers, javascript: links, image beacons",
     "deep": "a payload nested 6,000 levels deep mid-answer (must not crash Python)",
@@ -144,6 +148,9 @@ def _long_answer(target: int = 30_000) -> str:
     return "".join(parts)
 
 
+SHAPE_COMMANDS = {"table": ("table", 500), "list": ("flat_list", 500), "code": ("code", 300)}
+
+
 def answer_for(prompt: str) -> str:
     """The demo model's markdown answer to a prompt (commands handled by ``plan``)."""
     p = prompt.strip()
@@ -154,6 +161,9 @@ def answer_for(prompt: str) -> str:
         return "## Demo commands\n\n| command | what it does |\n|---|---|\n" + rows + "\n"
     if p.startswith("/demo long"):
         return _long_answer()
+    for cmd, (name, n) in SHAPE_COMMANDS.items():
+        if p.startswith(f"/demo {cmd}"):
+            return shape(name, n)
     if p.startswith("/demo xss"):
         return XSS_ANSWER
     if p.startswith("/demo math") or "formula" in p.lower():
@@ -215,7 +225,7 @@ def plan(
     text = answer_for(prompt)
     if partial is not None:
         text = text[len(partial) :] if text.startswith(partial) else text
-    deltas = split_deltas(text, rnd, 1, 12 if cmd != "long" else 40)
+    deltas = split_deltas(text, rnd, 1, 40 if cmd == "long" or cmd in SHAPE_COMMANDS else 12)
     kw: dict[str, Any] = {}
     if cmd == "error":
         kw["error_at"] = len(deltas) // 3
@@ -240,6 +250,10 @@ def plan(
         script = script.chunked("whole")
     elif cmd == "long":
         script = script.chunked("random", sizes=(200, 1400), seed=seed).paced(0.004 * pace)
+    elif cmd in SHAPE_COMMANDS:  # a few seconds, a chunk every ~8 ms (about two a frame)
+        script = script.chunked("random", sizes=(200, 1400), seed=seed).paced(
+            0.004 * pace, 0.012 * pace
+        )
     else:  # ~one event per write, cut anywhere
         lo, hi = (0.2, 0.3) if cmd == "slow" else (0.02, 0.06)
         script = script.chunked("random", sizes=(20, 300), seed=seed).paced(lo * pace, hi * pace)

@@ -1,0 +1,175 @@
+"""A long paragraph, settled a piece at a time, so one endless line costs the same per frame
+as a short one.
+
+A paragraph's inline content can be cut at a position ``p`` when rendering ``text[:p]`` alone
+gives exactly what it gives inside the whole paragraph, however the paragraph continues:
+
+* ``p`` follows a space or line feed and starts a non-space: emphasis flanking sees
+  whitespace on both sides of the cut, as it would at the start or end of a paragraph; no
+  line feed's leading-space skipping or hard break is split;
+* no construct spans the cut: a code span, link or image, an emphasis or strikethrough pair
+  (markdown-it's own parse of the text says where they are, ``observe.InlineFacts``);
+* nothing before the cut may still be closed later: a backtick run without its closing run,
+  a ``[`` without its ``]`` (or whose ``](`` might still complete), an emphasis opener that
+  found no closer. Text after such a point waits (still rendered, as the tail).
+
+If such a point holds back more than ``PROVISIONAL`` characters (a stray ``[`` in a huge
+paragraph), the paragraph is cut *provisionally* from then on, as if the open construct
+stays open; when the paragraph ends it is rendered whole once, and replaced if that differs.
+
+Everything before the cut is rendered once and appended into the paragraph's ``<p>``. The
+block around it (is this still one paragraph? did a ``===`` line make it a heading?) is
+``blocks.py``'s business: it parses from the line of the cut with a stand-in for the part
+already settled (:meth:`Paragraph.stand_in`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import MD_TRIM_CHARS
+from markdown_it.rules_core.state_core import StateCore
+from markdown_it.rules_inline.state_inline import StateInline
+from markdown_it.token import Token
+
+from .observe import INLINE_KEY, InlineFacts
+
+__all__ = ["MIN_CHUNK", "MIN_PARAGRAPH", "PROVISIONAL", "Paragraph", "can_cut", "find_cut"]
+
+MIN_PARAGRAPH = 1024  # a paragraph is opened (and cut) once its content is this long
+MIN_CHUNK = 256  # never settle a piece shorter than this
+PROVISIONAL = 2048  # unsettled text this long that cannot be cut: cut it provisionally
+
+
+class Paragraph:
+    """Where the unsettled part of an open paragraph starts: line ``cut_line`` (absolute)
+    from column ``col``. ``prefix`` is the paragraph's first line up to its content (its
+    container markers); ``cont`` the same with list markers blanked, for later lines."""
+
+    def __init__(self, first_line: int, prefix: str) -> None:
+        self.first_line = first_line
+        self.prefix = prefix
+        self.cont = "".join(c if c == ">" or c.isspace() else " " for c in prefix)
+        self.cut_line = first_line
+        self.col = len(prefix)
+        self.settled = 0  # content characters settled so far
+        # Cut without waiting for an open construct to close (it may never): the pieces may
+        # then differ from a one-shot render, so the paragraph is rendered whole once more
+        # when it ends, and replaced if it does differ.
+        self.provisional = False
+
+    def stand_in(self, line: str) -> str:
+        """The cut line as a partial parse sees it: the paragraph's container prefix, a
+        stand-in ``x`` for everything settled, and the line's unsettled rest."""
+        prefix = self.prefix if self.cut_line == self.first_line else self.cont
+        return prefix + "x " + line[self.col :]
+
+    def advance(self, content: str, p: int, raw: list[str], complete: int) -> bool:
+        """Record a cut at content position ``p`` (``content`` is the unsettled text as the
+        stand-in parse gave it, ``raw`` the real lines from the cut line on, the first
+        ``complete`` of them complete). False if the cut cannot be made: it would be on a later
+        line that is not complete (which may still start a block of its own), or it cannot be
+        mapped back onto the real lines."""
+        head = content[:p]
+        j = head.count("\n")
+        if j == 0:
+            self.col += p
+        else:
+            if j >= min(len(raw), complete):
+                return False
+            tail = content[p:].split("\n", 1)[0]
+            line = raw[j]
+            if "\n" not in content[p:]:  # the paragraph's last line: trimmed at its end
+                line = line.rstrip(MD_TRIM_CHARS)
+            if not line.endswith(tail):
+                return False
+            self.cut_line += j
+            self.col = len(line) - len(tail)
+        self.settled += p
+        return True
+
+
+def can_cut(md: MarkdownIt) -> bool:
+    """Cutting paragraphs is exact only without the options that rewrite text across the
+    whole paragraph (typographer's quote pairing, linkify)."""
+    return not md.options.get("typographer") and not md.options.get("linkify")
+
+
+def find_cut(
+    md: MarkdownIt, env: dict[str, Any], text: str, limit: int, provisional: bool = False
+) -> int:
+    """The largest position ``p`` in ``[MIN_CHUNK, limit]`` where ``text`` can be cut (see the
+    module docstring), or 0. ``provisional``: ignore what may still be closed later."""
+    if limit < MIN_CHUNK:
+        return 0
+    facts = InlineFacts()
+    state = StateInline(text, md, {**env, INLINE_KEY: facts}, [])
+    md.inline.tokenize(state)
+    for rule in md.inline.ruler2.getRules(""):
+        rule(state)
+    bound = limit if provisional else min([limit, *facts.open_runs])
+    spans = list(facts.spans)
+    for i, d in enumerate(state.delimiters):
+        at = facts.delims.get(i)
+        if at is None:
+            continue
+        if d.open and d.end < 0:
+            if not provisional:
+                bound = min(bound, at)
+        elif d.end >= 0 and d.end in facts.delims:
+            spans.append((at, facts.delims[d.end] + 1))
+    covered = _merge(spans)
+    hi = bound
+    while hi >= MIN_CHUNK:
+        ws = max(text.rfind(" ", 0, hi), text.rfind("\n", 0, hi))
+        cut = ws + 1
+        if cut < MIN_CHUNK:
+            return 0
+        if cut < len(text) and text[cut] not in _SPACE:
+            span = _inside(covered, cut)
+            if span is None:
+                return cut
+            hi = span + 1  # a cut at or before that span's start
+        else:
+            hi = ws
+    return 0
+
+
+_SPACE = " \t\n"
+
+
+def render_inline(
+    md: MarkdownIt, env: dict[str, Any], text: str, core: list[Callable[[StateCore], None]]
+) -> str:
+    """``text`` as a paragraph's inline HTML (the core rules after block parsing applied)."""
+    tok = Token("inline", "", 0)
+    tok.content = text
+    tok.children = []
+    state = StateCore("", md, env)
+    state.tokens = [tok]
+    for rule in core:
+        rule(state)
+    renderer: Any = md.renderer
+    return str(renderer.renderInline(tok.children, md.options, env))
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def _inside(covered: list[tuple[int, int]], p: int) -> int | None:
+    """The start of the span that strictly contains ``p``, if any."""
+    for s, e in covered:
+        if s < p < e:
+            return s
+        if s >= p:
+            break
+    return None

@@ -1,0 +1,86 @@
+"""Streaming markdown in Chromium: the Turn applies each Update with appends only, so the DOM
+nodes of settled rows and items are the very same objects from the frame they appear to the
+end of the answer (issue 15), and a long code block is highlighted once when it closes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pysse.render import render
+from pysse.server.demo import answer_for
+
+pytestmark = pytest.mark.browser
+
+LAST = "[...document.querySelectorAll('[data-role=assistant]')].at(-1)"
+
+
+def normalized(page: Any, html: str) -> str:
+    return str(
+        page.evaluate(
+            "(h) => { const d = document.createElement('div'); d.innerHTML = h; "
+            "return d.innerHTML; }",
+            html,
+        )
+    )
+
+
+@pytest.mark.parametrize(("command", "sel"), [("/demo table", "tbody tr"), ("/demo list", "li")])
+def test_settled_rows_are_never_replaced(make_page: Any, command: str, sel: str) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 1"})
+    page = p.open()
+    # Any element removed from the answer while it streams is recorded.
+    page.evaluate(
+        """() => { window.__removed = 0;
+          new MutationObserver((ms) => { for (const m of ms) for (const n of m.removedNodes)
+            if (n.__pysseMark !== undefined) window.__removed++; })
+          .observe(document.querySelector('[data-role=log]') || document.body,
+                   {childList: true, subtree: true}); }"""
+    )
+    p.send(command)
+    page.wait_for_function(
+        f"() => {{ const m = {LAST}; "
+        f"return m && m.querySelectorAll('.settled {sel}').length >= 80; }}",
+        timeout=60_000,
+    )
+    marked = page.evaluate(
+        f"""() => {{ const m = {LAST};
+          const rows = [...m.querySelectorAll('.settled {sel}')].slice(0, 60);
+          rows.forEach((r, i) => {{ r.__pysseMark = i; }});
+          window.__rows = rows;
+          return {{n: rows.length, streaming: m.dataset.state === 'streaming'}}; }}"""
+    )
+    assert marked == {"n": 60, "streaming": True}  # marked mid-stream
+    msg = p.wait_done()
+    assert msg.get_attribute("data-state") == "completed"
+    res = page.evaluate(
+        f"""() => {{ const m = {LAST};
+          const rows = [...m.querySelectorAll('.settled {sel}')];
+          return {{total: rows.length, removed: window.__removed,
+                   same: window.__rows.every((r, i) => rows[i] === r && r.isConnected
+                                                      && r.__pysseMark === i)}}; }}"""
+    )
+    assert res == {"total": 500, "removed": 0, "same": True}
+    text = answer_for(command)
+    assert msg.get_attribute("data-text") == text
+    shown = msg.evaluate("(m) => m.querySelector('.settled').innerHTML")
+    assert shown == normalized(page, render(text))
+
+
+def test_long_code_block_is_highlighted_once_when_it_closes(make_page: Any) -> None:
+    p = make_page(settings={"headers": "X-Demo-Pace: 1"})
+    page = p.open()
+    p.send("/demo code")
+    page.wait_for_function(
+        f"() => {{ const m = {LAST}; return m && m.querySelector('.codeblock.incomplete') "
+        "&& m.querySelector('.codeblock code').textContent.split('\\n').length > 40; }",
+        timeout=60_000,
+    )
+    assert page.evaluate(f"() => {LAST}.querySelector('.codeblock [class^=hl-]')") is None
+    msg = p.wait_done()
+    assert msg.query_selector(".codeblock.incomplete") is None
+    assert msg.query_selector(".codeblock .hl-k") is not None
+    text = answer_for("/demo code")
+    shown = msg.evaluate("(m) => m.querySelector('.settled').innerHTML")
+    assert shown == normalized(page, render(text))
