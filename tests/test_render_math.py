@@ -223,3 +223,32 @@ def test_every_math_block_token_knows_its_lines() -> None:
     for src in ("\\[\nx\n\\]\n", "$$\nx\n$$\n", "\\begin{align}\nx\n\\end{align}\n"):
         tok = make_markdown().parse(src)[0]
         assert tok.map is not None and tok.map[0] == 0, (src, tok.type, tok.map)
+
+
+def test_math_works_when_latex2mathml_is_imported_from_a_zip(tmp_path: Path) -> None:
+    # the page boots from .pyc zips: latex2mathml's open() of its symbol table beside its
+    # own file failed there, and every formula was shown as source
+    import subprocess
+    import sys
+    import zipfile
+
+    import latex2mathml
+
+    pkg = Path(latex2mathml.__file__).parent
+    archive = tmp_path / "lib.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for f in pkg.rglob("*"):
+            if f.is_file() and "__pycache__" not in f.parts:
+                z.write(f, f"latex2mathml/{f.relative_to(pkg)}")
+    code = (
+        f"import sys; sys.path.insert(0, {str(archive)!r})\n"
+        "from pysse.render.math import tex_to_html\n"
+        "html = tex_to_html('x^2', False)\n"
+        "import latex2mathml\n"
+        "print(html.startswith('<math'), '.zip' in latex2mathml.__file__)\n"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True
+    )
+    assert out.stdout.split() == ["True", "False"], out.stdout + out.stderr

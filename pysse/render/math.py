@@ -172,6 +172,7 @@ def tex_to_html(tex: str, display: bool) -> str:
         why = f"nested deeper than {MAX_DEPTH}"
     if not why:
         try:
+            _unzip_latex2mathml()
             from latex2mathml.converter import convert_to_element
 
             root = convert_to_element(tex, display="block" if display else "inline")
@@ -199,6 +200,33 @@ _ENVS = (
     "Vmatrix|eqnarray"
 )
 BLOCK_OPEN = re.compile(r"(?:\$\$|\\\[|\\begin\{(?:" + _ENVS + r")\*?\})")
+
+
+@lru_cache(maxsize=1)
+def _unzip_latex2mathml() -> None:
+    """latex2mathml reads its symbol table with ``open()`` from beside its own file. The page
+    imports packages from a zip (the ``.pyc`` boot: ``buildtools``), where that file cannot
+    be opened, and every formula failed. So, once, the package is unpacked to the filesystem
+    ahead of the zip on ``sys.path``; installed normally, nothing is done."""
+    import importlib
+    import importlib.util
+    import sys
+    import tempfile
+    import zipfile
+
+    if "latex2mathml.symbols_parser" in sys.modules:
+        return
+    spec = importlib.util.find_spec("latex2mathml")
+    archive = getattr(spec.loader, "archive", None) if spec is not None else None
+    if not archive:  # a normal install: its files are files
+        return
+    target = tempfile.mkdtemp(prefix="pysse-latex2mathml-")
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(target, [n for n in z.namelist() if n.startswith("latex2mathml/")])
+    for name in [m for m in sys.modules if m == "latex2mathml" or m.startswith("latex2mathml.")]:
+        del sys.modules[name]
+    sys.path.insert(0, target)
+    importlib.invalidate_caches()
 
 
 def _line(state: Any, line: int) -> str:
