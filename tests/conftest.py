@@ -60,6 +60,18 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+def log_texts(page: Any) -> list[str]:
+    """The conversation on screen: each user message's text, each answer's ``data-text``."""
+    return [
+        str(t)
+        for t in page.eval_on_selector_all(
+            "[data-role=log] article[data-id]",
+            "els => els.map(e => e.dataset.role === 'user' ? e.querySelector('.content').textContent"
+            " : e.dataset.text)",
+        )
+    ]
+
+
 class Page:
     """A page with the chat booted, errors and requests recorded."""
 

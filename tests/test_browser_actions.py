@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conftest import log_texts
 from pysse.providers import CONTINUE_INSTRUCTION
 from pysse.server.demo import RICH_ANSWER
 from pysse.testing import Script
@@ -28,17 +29,6 @@ def record_bodies(page: Any) -> list[Any]:
 
 def sent(body: Any) -> list[tuple[str, str]]:
     return [(m["role"], m["content"]) for m in body["messages"]]
-
-
-def shown(page: Any) -> list[str]:
-    return [
-        str(t)
-        for t in page.eval_on_selector_all(
-            "[data-role=log] article[data-id]",
-            "els => els.map(e => e.dataset.role === 'user' ? e.querySelector('.content').textContent"
-            " : e.dataset.text)",
-        )
-    ]
 
 
 def wait_count(page: Any, n: int) -> None:
@@ -62,16 +52,16 @@ def test_regenerate_any_answer_keeps_versions_and_sends_only_what_came_before(
     wait_count(page, 2)
     new = p.wait_done()
     assert sent(bodies[-1]) == [("user", "/demo echo one")]  # not the later turns
-    assert shown(page) == ["/demo echo one", "one"]
+    assert log_texts(page) == ["/demo echo one", "one"]
     versions = new.query_selector("[data-role=versions]")
     assert versions.query_selector(".count").inner_text() == "2/2"
     assert versions.get_attribute("aria-label") == "version 2 of 2"
     new.query_selector("[data-role=version-prev]").click()
     wait_count(page, 4)  # the first version still has its later turns
-    assert shown(page) == ["/demo echo one", "one", "/demo echo two", "two"]
+    assert log_texts(page) == ["/demo echo one", "one", "/demo echo two", "two"]
     assert page.inner_text("[data-role=assistant] >> nth=0 >> [data-role=versions] .count") == "1/2"
     p.reload()  # versions survive a reload
-    assert shown(page) == ["/demo echo one", "one", "/demo echo two", "two"]
+    assert log_texts(page) == ["/demo echo one", "one", "/demo echo two", "two"]
     page.click("[data-role=assistant] >> nth=0 >> [data-role=version-next]")
     wait_count(page, 2)
     assert len(bodies) == 3
@@ -98,10 +88,10 @@ def test_edit_a_sent_message_starts_a_branch(make_page: Any) -> None:
         ("assistant", "one"),
         ("user", "/demo echo TWO"),
     ]
-    assert shown(page) == ["/demo echo one", "one", "/demo echo TWO", "TWO"]
+    assert log_texts(page) == ["/demo echo one", "one", "/demo echo TWO", "TWO"]
     page.click("[data-role=user] >> nth=1 >> [data-role=version-prev]")
     wait_count(page, 6)
-    assert shown(page)[2:] == ["/demo echo two", "two", "/demo echo three", "three"]
+    assert log_texts(page)[2:] == ["/demo echo two", "two", "/demo echo three", "three"]
     # Escape cancels an edit and sends nothing
     page.click("[data-role=user] >> nth=0 >> [data-role=edit]")
     page.press("[data-role=edit-text]", "Escape")
@@ -143,7 +133,7 @@ def test_continue_joins_a_cut_answer_seamlessly(make_page: Any, fmt: str) -> Non
             ("user", CONTINUE_INSTRUCTION),
         ]
     p.reload()
-    assert shown(page) == ["/demo drop", RICH_ANSWER]
+    assert log_texts(page) == ["/demo drop", RICH_ANSWER]
 
 
 def test_continue_drops_a_repeated_start(make_page: Any, sse_server: Any) -> None:

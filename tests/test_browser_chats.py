@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conftest import log_texts
 from pysse.server.demo import RICH_ANSWER
 
 pytestmark = pytest.mark.browser
@@ -20,17 +21,6 @@ def chat_titles(page: Any) -> list[str]:
         str(t)
         for t in page.eval_on_selector_all(
             "[data-role=chat-list] [data-role=chat-open]", "els => els.map(e => e.textContent)"
-        )
-    ]
-
-
-def texts(page: Any) -> list[str]:
-    return [
-        str(t)
-        for t in page.eval_on_selector_all(
-            "[data-role=log] article[data-id]",
-            "els => els.map(e => e.dataset.role === 'user' ? e.querySelector('.content').textContent"
-            " : e.dataset.text)",
         )
     ]
 
@@ -57,12 +47,12 @@ def test_reload_restores_the_chat_and_its_inspector_recording(make_page: Any) ->
     p.send("/demo drop")
     p.wait_done()
     raw = [wait_recording(page, 0), wait_recording(page, 1)]
-    before = texts(page)
+    before = log_texts(page)
     html = page.inner_html("[data-role=assistant] >> nth=1")
     page.wait_for_timeout(300)  # the last write lands
     p.reload()
     page.wait_for_selector("[data-role=assistant] >> nth=1")
-    assert texts(page) == before
+    assert log_texts(page) == before
     answers = p.answers()
     assert [a.get_attribute("data-state") for a in answers] == ["completed", "truncated"]
     assert "Truncated" in answers[1].query_selector(".status").inner_text()
@@ -97,11 +87,11 @@ def test_two_chats_switch_without_mixing(make_page: Any) -> None:
     )
     assert chat_titles(page) == ["/demo slow", "/demo echo alpha"]
     open_chat(page, "/demo echo alpha")
-    assert texts(page) == ["/demo echo alpha", "alpha"]
+    assert log_texts(page) == ["/demo echo alpha", "alpha"]
     assert page.is_disabled("[data-role=stop]")  # nothing streams in this chat
     p.send("/demo echo beta")  # while the other chat's answer streams on, out of sight
     p.wait_done()
-    assert texts(page) == ["/demo echo alpha", "alpha", "/demo echo beta", "beta"]
+    assert log_texts(page) == ["/demo echo alpha", "alpha", "/demo echo beta", "beta"]
     assert [m["content"] for m in bodies[-1]["messages"]] == [
         "/demo echo alpha",
         "alpha",
@@ -110,9 +100,9 @@ def test_two_chats_switch_without_mixing(make_page: Any) -> None:
     open_chat(page, "/demo slow")
     slow = p.wait_done(timeout=90_000)
     assert slow.get_attribute("data-text") == RICH_ANSWER  # finished in the background
-    assert texts(page) == ["/demo slow", RICH_ANSWER]
+    assert log_texts(page) == ["/demo slow", RICH_ANSWER]
     p.reload()
-    assert texts(page) == ["/demo slow", RICH_ANSWER]  # the open chat stays open
+    assert log_texts(page) == ["/demo slow", RICH_ANSWER]  # the open chat stays open
 
 
 def test_rename_delete_and_delete_all(make_page: Any) -> None:
@@ -167,7 +157,7 @@ def test_export_markdown_and_json_then_import(make_page: Any, tmp_path: Path) ->
     page.wait_for_selector("[data-role=chat-list] .empty")
     page.set_input_files("[data-role=import]", str(saved))
     page.wait_for_function("() => document.querySelectorAll('[data-role=assistant]').length == 1")
-    assert texts(page) == ["/demo echo exported text", "exported text"]
+    assert log_texts(page) == ["/demo echo exported text", "exported text"]
     assert wait_recording(page) == raw
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema": "pysse.conversation", "version": 1, "messages": [{"role": "x"}]}')
@@ -203,7 +193,7 @@ def test_storage_failure_is_reported_and_the_page_works_in_memory(
     p.send("/demo echo second")
     assert p.wait_done().get_attribute("data-text") == "second"
     open_chat(page, "/demo echo kept in memory")
-    assert texts(page) == ["/demo echo kept in memory", "kept in memory"]
+    assert log_texts(page) == ["/demo echo kept in memory", "kept in memory"]
 
 
 def test_keep_no_recordings(make_page: Any) -> None:
