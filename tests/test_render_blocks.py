@@ -83,6 +83,8 @@ EDGE = {
     "task_item_with_blocks": "- [ ] one\n  more\n\n  second para\n- [x] two\n",
     "nested_task_list": "1. x\n2. [x] y\n   - [ ] nested\n   - z\n3. w\n",
     "task_list_in_quote": "> - a\n> - [x] b\n>\n> c\n",
+    # "[x]" alone is no task; with its text on the next line it is one (found by the fuzzer)
+    "task_marker_then_text": "- [x]\n write the formula\n- [ ]\n  check it\n",
 }
 
 

@@ -220,6 +220,7 @@ class BlockSettler:
         self._last = ""  # the text's last line, during the final pass
         self.loose: set[int] = set()  # first lines of lists the partial line made loose
         self.task_lists: set[int] = set()  # first lines of lists found to be task lists
+        self.task_items: set[int] = set()  # first lines of items found to be tasks
         self.parsed_chars = 0
         self.parses = 0
         self.rescues = 0
@@ -269,8 +270,10 @@ class BlockSettler:
         nodes = self._walk(p, fresh)
         for k in range(1, len(nodes)):
             box = self.boxes[k]
-            if box.kind == "list" and not box.task and _task_list(p, nodes[k]):
-                self.task_lists.add(box.line)
+            if (box.kind == "list" and not box.task and _task_list(p, nodes[k])) or (
+                box.kind == "item" and _task_item(p, nodes[k])
+            ):
+                (self.task_lists if box.kind == "list" else self.task_items).add(box.line)
                 self._rewind(k)  # (see _task_list)
                 self.settle(len(self.lines))
                 return self.tails(partial)
@@ -347,6 +350,10 @@ class BlockSettler:
         for k, box in enumerate(self.boxes):
             if box.kind == "list" and not box.task and _task_list(p, nodes[k]):
                 self.task_lists.add(box.line)
+                self._rewind(k)
+                return True
+            if box.kind == "item" and _task_item(p, nodes[k]):
+                self.task_items.add(box.line)  # "- [x]" and then its text on the next line
                 self._rewind(k)
                 return True
             if box.kind == "list" and box.tight and not tight(p, nodes[k]):
@@ -432,7 +439,7 @@ class BlockSettler:
         if kind == "table":
             return bool(p.children(x))
         # a task item is re-rendered whole until it is settled (see _task_list)
-        return not (kind == "item" and _task_item(p, x))
+        return not (kind == "item" and (line in self.task_items or _task_item(p, x)))
 
     def _followed(self, p: Parse, nodes: list[int], k: int) -> bool:
         """Whether a block follows container ``k`` inside its parent (so it is complete)."""
