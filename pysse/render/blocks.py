@@ -88,7 +88,6 @@ class Box:
         self.parts: list[str] = []  # settled children's HTML (the string model)
         self.prev: Token | None = None  # last token of its last settled child
         self.next = line  # absolute line where its unsettled content starts
-        self.task = False  # list: rendered as a task list (see _task_list)
         self.tight = True  # list: markdown-it's tightness on the evidence so far
         self.rendered_tight = True  # list: what its settled children were rendered as
         self.code: list[str] = []  # fence: content settled so far
@@ -219,7 +218,7 @@ class BlockSettler:
         self.plain_para = -1  # a paragraph starting here turned out not to be one: never opened
         self._last = ""  # the text's last line, during the final pass
         self.loose: set[int] = set()  # first lines of lists the partial line made loose
-        self.task_lists: set[int] = set()  # first lines of lists found to be task lists
+        self.task_lists: set[int] = set()  # first lines of task lists (opened as such)
         self.task_items: set[int] = set()  # first lines of items found to be tasks
         self.parsed_chars = 0
         self.parses = 0
@@ -270,11 +269,8 @@ class BlockSettler:
         nodes = self._walk(p, fresh)
         for k in range(1, len(nodes)):
             box = self.boxes[k]
-            if (box.kind == "list" and not box.task and _task_list(p, nodes[k])) or (
-                box.kind == "item" and _task_item(p, nodes[k])
-            ):
-                (self.task_lists if box.kind == "list" else self.task_items).add(box.line)
-                self._rewind(k)  # (see _task_list)
+            if self._became_task(p, nodes[k], box):
+                self._rewind(k)
                 self.settle(len(self.lines))
                 return self.tails(partial)
             if box.kind == "list" and box.tight and not tight(p, nodes[k]):
@@ -348,12 +344,7 @@ class BlockSettler:
         # A list's tightness may change long after its first items settled; so may whether
         # it is a task list.
         for k, box in enumerate(self.boxes):
-            if box.kind == "list" and not box.task and _task_list(p, nodes[k]):
-                self.task_lists.add(box.line)
-                self._rewind(k)
-                return True
-            if box.kind == "item" and _task_item(p, nodes[k]):
-                self.task_items.add(box.line)  # "- [x]" and then its text on the next line
+            if self._became_task(p, nodes[k], box):
                 self._rewind(k)
                 return True
             if box.kind == "list" and box.tight and not tight(p, nodes[k]):
@@ -503,7 +494,7 @@ class BlockSettler:
                 elif kind == "list":
                     box.opener = [_list_opener(p, x + 1, self.lines[line])]
             if kind == "list" and (line in self.task_lists or _task_list(p, x)):
-                box.task = True
+                self.task_lists.add(line)
                 head_toks = [copy.copy(tok)]
                 head_toks[0].attrs = {**tok.attrs, "class": "contains-task-list"}
             head = self._html(parent, head_toks)
@@ -547,6 +538,18 @@ class BlockSettler:
         else:
             parent.parts.append(box.before + "".join(box.parts) + box.after)
         parent.prev = p.toks[p.match[node]] if p.toks[node].nesting == 1 else p.toks[node]
+
+    def _became_task(self, p: Parse, node: int, box: Box) -> bool:
+        """Whether open list ``box`` turned into a task list, or open item ``box`` into a
+        task (``- [x]`` and then its text on the next line), since it was opened: then it is
+        recorded, for the caller to rewind it and open it right (see ``_task_list``)."""
+        if box.kind == "list" and box.line not in self.task_lists and _task_list(p, node):
+            self.task_lists.add(box.line)
+            return True
+        if box.kind == "item" and _task_item(p, node):  # (a task item is never opened)
+            self.task_items.add(box.line)
+            return True
+        return False
 
     def _rewind(self, k: int) -> None:
         """Throw container ``k`` (and what it contains) away; it is parsed again from its first
