@@ -61,3 +61,21 @@ def test_an_unclosed_display_block_is_text_after_a_blank_line() -> None:
     assert open_math_line(["\\[ a \\]"]) is None
     assert open_math_line(["\\begin{align*}", "a", "\\end{align*}"]) is None
     assert open_math_line(["    $$"]) is None  # indented code
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "a \\(x\n" * 20_000,  # openers that never close, on many lines
+        "\\(" * 100_000,  # one line of them
+        "cost $5 " * 20_000,  # money, every "$" an opener that is no formula
+        "x $$y " * 20_000,  # inline display openers that never close
+    ],
+)
+def test_hostile_runs_of_math_openers_are_shown_as_text(tail: str) -> None:
+    # Each opener used to search to the end for its closer (quadratic: seconds at this size);
+    # a search that found nothing is now remembered. Shown as text, all but what may still
+    # become the last formula (at most INLINE_MATH_HOLD characters).
+    shown = hold_back(tail)
+    assert tail.startswith(shown)
+    assert len(shown) >= len(tail.rstrip("\n")) - INLINE_MATH_HOLD
