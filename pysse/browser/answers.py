@@ -58,7 +58,7 @@ class Answers:
         )
         self.app.chats.save(conv)
         rec = turn.recording()
-        if rec.size <= RECORDING_MAX:
+        if 0 < rec.size <= RECORDING_MAX:  # (none yet: a reattach asks from byte 0)
             spawn(self.app.chats.store.save_recording(conv.id, turn.message_id, rec))
 
     async def load_recordings(self, chat_id: str) -> None:
@@ -87,14 +87,7 @@ class Answers:
     ) -> Any:
         """Send ``history`` (and, to continue, the partial answer) and stream the answer into
         a new element, returned for the caller to place."""
-        el = self.app.view.new_assistant()
-        el.dataset.id = answer.id
-        turn = Turn(self.app, history, el)
-        turn.chat_id, turn.message_id = conv.id, answer.id
-        self.turns.append(turn)
-        self.active.append(turn)
-        self.live[conv.id, answer.id] = turn
-        self.streaming[conv.id] = turn
+        el, turn = self._new_turn(conv, answer, history)
         s = self.app.settings
         url = self.app.form.resolved_url() or ""
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
@@ -112,9 +105,7 @@ class Answers:
             js_obj(headers),
             json.dumps(body),
             create_proxy(turn),
-            int(s["first_byte_s"]) * 1000,
-            int(s["idle_s"]) * 1000,
-            int(s["content_s"]) * 1000,
+            *self._timeouts_ms(),
         )
         self.app.chats.save(conv)
         self.app.update_stop()
@@ -123,6 +114,30 @@ class Answers:
             self.app.view.refresh(conv)
         self.app.after_render()
         return el
+
+    def _new_turn(
+        self, conv: Conversation, answer: Message, history: list[tuple[str, str]]
+    ) -> tuple[Any, Turn]:
+        """A new element and the Turn that streams ``answer`` into it, registered as the
+        chat's streaming answer."""
+        el = self.app.view.new_assistant()
+        el.dataset.id = answer.id
+        turn = Turn(self.app, history, el)
+        turn.chat_id, turn.message_id = conv.id, answer.id
+        self.turns.append(turn)
+        self.active.append(turn)
+        self.live[conv.id, answer.id] = turn
+        self.streaming[conv.id] = turn
+        return el, turn
+
+    def _timeouts_ms(self) -> tuple[int, int, int]:
+        """The bridge's first-byte, idle and no-content timeouts, from Settings."""
+        s = self.app.settings
+        return (
+            int(s["first_byte_s"]) * 1000,
+            int(s["idle_s"]) * 1000,
+            int(s["content_s"]) * 1000,
+        )
 
     def turn_finished(self, turn: Turn) -> None:
         if turn in self.active:
@@ -197,18 +212,11 @@ class Answers:
         before the reload) are parsed again, then the relay sends the rest from that byte on,
         so the text ends identical to an uninterrupted stream. An answer the relay no longer
         keeps ends ``truncated`` ("could not resume: ..."), its text kept."""
-        el = self.app.view.new_assistant()
-        el.dataset.id = msg.id
-        turn = Turn(self.app, conv.history(msg.parent or ""), el)
-        turn.chat_id, turn.message_id = conv.id, msg.id
+        el, turn = self._new_turn(conv, msg, conv.history(msg.parent or ""))
         turn.saved_text = msg.text
         turn.url, turn.answer_id = msg.url, msg.answer_id
         el.dataset.url, el.dataset.answerId = msg.url, msg.answer_id
         msg.state, msg.in_flight = "streaming", False
-        self.turns.append(turn)
-        self.active.append(turn)
-        self.live[conv.id, msg.id] = turn
-        self.streaming[conv.id] = turn
         old = self.app.log.querySelector(f"[data-id='{msg.id}']")
         if old is not None:
             old.replaceWith(el)
@@ -224,9 +232,7 @@ class Answers:
                 turn.answer_id,
                 len(received),
                 create_proxy(turn),
-                int(s["first_byte_s"]) * 1000,
-                int(s["idle_s"]) * 1000,
-                int(s["content_s"]) * 1000,
+                *self._timeouts_ms(),
             )
             self.app.update_stop()
             self.app.start_ticker()
