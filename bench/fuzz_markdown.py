@@ -14,12 +14,19 @@ from __future__ import annotations
 
 import random
 import re
+import time
+from collections.abc import Callable
 from functools import cache
 from html.parser import HTMLParser
 
 from pysse.render import StreamingMarkdown, render
 
 MAX_CHARS = 30_000  # an answer's size; nesting multiplies the generator's output
+MAX_UPDATES = 1000  # renders of one answer (see one())
+# One update, in CPython on a shared 2-core machine: the worst hostile paragraph measured
+# 0.17 s (a line of 5,000 "[" that may still become a table header, settled at once when
+# the next line decides); the quadratic cases this is for took 1.3 s per update and more.
+FRAME_BUDGET = 1.0
 
 
 @cache
@@ -145,6 +152,14 @@ def generate(rnd: random.Random, pool: list[bytes] | None = None) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+def _within_a_frame(call: Callable[..., object], *args: str) -> None:
+    """One render must not freeze the page: a stall would show as one slow update."""
+    t = time.perf_counter()
+    call(*args)
+    took = time.perf_counter() - t
+    assert took < FRAME_BUDGET, f"one update took {took:.2f} s (frame budget {FRAME_BUDGET} s)"
+
+
 class _Tags(HTMLParser):
     """Raises on an unsafe element or attribute (model output is never raw HTML)."""
 
@@ -160,10 +175,13 @@ def one(data: bytes, rnd: random.Random) -> None:
     """Stream ``data`` in random deltas: equal to the one-shot render, and nothing unsafe."""
     text = data.decode("utf-8", "replace")
     md = StreamingMarkdown()
-    step = rnd.choice([1, 7, 64, 999] if len(text) < 20_000 else [64, 999])
+    # The page renders once per animation frame, whatever the deltas: an answer of n
+    # characters is at most about a thousand updates (a 30 KB answer streams for 15 s or
+    # more), so that is what one input is allowed.
+    step = max(rnd.choice([1, 7, 64, 999]), len(text) // MAX_UPDATES)
     for i in range(0, len(text), step):
-        md.feed(text[i : i + step])
-    md.finish()
+        _within_a_frame(md.feed, text[i : i + step])
+    _within_a_frame(md.finish)
     html = render(text)
     assert md.html == html, "streaming markdown differs from the one-shot render"
     _Tags().feed(html)
@@ -172,7 +190,6 @@ def one(data: bytes, rnd: random.Random) -> None:
 if __name__ == "__main__":
     import os
     import sys
-    import time
 
     rnd = random.Random(int(os.environ.get("PYSSE_FUZZ_SEED", "0")))
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0

@@ -17,7 +17,7 @@ from pysse.jsonsafe import nesting_depth
 
 def test_short_fuzz_run() -> None:
     stats = fuzz.run(seconds=4, seed=1234)
-    assert stats["cases"] > 20
+    assert stats["cases"] > 9  # three targets in turn, one of them whole markdown answers
     assert stats["peak_mib"] < 64
 
 

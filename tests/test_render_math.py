@@ -7,10 +7,15 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it.rules_inline.state_inline import StateInline
 
 from pysse.render import StreamingMarkdown, hold_back, render
+from pysse.render.markdown import make_markdown
 from pysse.render.math import ATTRIBUTES, ELEMENTS, MAX_DEPTH, MAX_TEX, tex_to_html
 
 MATH_ANSWER = (Path(__file__).parent / "fixtures" / "answer_math.md").read_text()
@@ -252,3 +257,51 @@ def test_math_works_when_latex2mathml_is_imported_from_a_zip(tmp_path: Path) -> 
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True
     )
     assert out.stdout.split() == ["True", "False"], out.stdout + out.stderr
+
+
+def _texmath_paren_markdown() -> Any:
+    """Our markdown with mdit-py-plugins' own ``\\(…\\)`` rule back in place."""
+    from mdit_py_plugins.texmath.index import make_inline_func
+    from mdit_py_plugins.texmath.index import rules as texmath_rules
+
+    md = make_markdown()
+    md.inline.ruler.at(
+        "math_inline_paren", make_inline_func(texmath_rules["brackets"]["inline"][0])
+    )
+    return md
+
+
+TEXMATH_MD = _texmath_paren_markdown()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["\\(", "\\)", "\\", "(", ")", "a", " ", "\n", "$", "[", "]"])).map(
+        "".join
+    )
+)
+def test_paren_rule_is_texmaths(text: str) -> None:
+    assert render(text) == TEXMATH_MD.render(text)
+
+
+class _CountingSource(str):
+    """A source that counts searches for ``\\)``."""
+
+    searches = 0
+
+    def find(self, sub: str, *args: Any) -> int:  # type: ignore[override]
+        if sub == "\\)":
+            type(self).searches += 1
+        return super().find(sub, *args)
+
+
+@pytest.mark.parametrize("text", ["\\(" * 2000, "\\(a" * 1000 + "\\)", "x \\(" * 500])
+def test_paren_rule_searches_once_for_a_run_of_openers(text: str) -> None:
+    """texmath's regex searched to the end from every ``\\(``: quadratic (20,000 characters
+    of ``\\(`` took 1 s). Ours remembers the nearest closer: the run shares one search."""
+    md = make_markdown()
+    _CountingSource.searches = 0
+    state = StateInline(_CountingSource(text), md, {}, [])
+    md.inline.tokenize(state)
+    assert 1 <= _CountingSource.searches <= 2
+    assert render(text) == TEXMATH_MD.render(text)

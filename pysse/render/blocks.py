@@ -39,7 +39,7 @@ import re
 from typing import Any
 
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import MD_TRIM_RE, escapeHtml, mdTrim, unescapeAll
+from markdown_it.common.utils import MD_TRIM_CHARS, MD_TRIM_RE, escapeHtml, mdTrim, unescapeAll
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
@@ -54,6 +54,7 @@ from .paragraph import (
     can_cut,
     find_cut,
     render_inline,
+    weight,
 )
 from .update import Op
 
@@ -118,6 +119,7 @@ class Parse:
         self.toks = toks
         self.first = first
         self.start = start  # absolute line of fresh line ``first``
+        self.src = src
         self.unheld = len(src)  # how much of the source hold-back left unchanged
         self.line_starts = [0]
         for line in src.split("\n"):
@@ -263,7 +265,11 @@ class BlockSettler:
         start = inner.start()
         self._stand_in(partial)
         src, first, fresh = self._source(start, len(self.lines), partial)
-        shown = hold_back(src)
+        # A provisionally cut paragraph takes what is open as staying open, except near the
+        # end, where a link or emphasis being typed is still shown as it will look.
+        para = inner.para
+        floor = len(src) - MIN_CHUNK if para is not None and para.provisional else 0
+        shown = hold_back(src, max(0, floor))
         p = self._parse(shown, first, start)
         p.unheld = _common_prefix(src, shown)
         nodes = self._walk(p, fresh)
@@ -298,7 +304,8 @@ class BlockSettler:
                 continue
             nxt = nodes[k + 1] if k + 1 < len(nodes) else None
             kids = [c for c in p.children(nodes[k]) if c != nxt and _line(p, c) >= first]
-            if k == len(self.boxes) - 1 and len(kids) == 1 and self._para_ready(p, kids[0], box):
+            last = k == len(self.boxes) - 1 and len(kids) == 1
+            if last and self._para_ready(p, kids[0], box, partial):
                 self._open_para(p, kids[0], partial)
                 tails.append("")
                 text = p.toks[kids[0] + 1].content
@@ -359,7 +366,12 @@ class BlockSettler:
         closed = depth + 1
         for k in range(1, depth + 1):
             node = nodes[k]
-            if final or self._followed(p, nodes, k) or p.toks[node].meta.get("closed"):
+            if (
+                final
+                or self._followed(p, nodes, k)
+                or p.toks[node].meta.get("closed")
+                or (self.boxes[k].kind == "para" and _ends_before(p, node))
+            ):
                 closed = k
                 break
         if self._highlighting(p, nodes, closed, final):
@@ -622,25 +634,37 @@ class BlockSettler:
 
     # -- paragraphs (paragraph.py does the inline work) ----------------------------------------
 
-    def _para_ready(self, p: Parse, x: int, parent: Box) -> bool:
-        """Open the paragraph ``x`` (the innermost open child) once it is long."""
+    def _para_ready(self, p: Parse, x: int, parent: Box, partial: str) -> bool:
+        """Open the paragraph ``x`` (the innermost open child) once it is long, and if its
+        text starts on its first line."""
         tok = p.toks[x]
-        return (
+        if not (
             tok.type == "paragraph_open"
             and not tok.hidden
             and parent.kind in ("root", "item", "quote")
             and "content_pos" in tok.meta
-            and len(p.toks[x + 1].content) >= MIN_PARAGRAPH
+            and weight(p.toks[x + 1].content) >= MIN_PARAGRAPH
             and p.abs(_line(p, x)) != self.plain_para
             and can_cut(self.md)
-        )
+        ):
+            return False
+        _, raw, col = self._para_start(p, x, partial)
+        return col < len(raw)
+
+    def _para_start(self, p: Parse, x: int, partial: str) -> tuple[int, str, int]:
+        """The paragraph's first line (absolute), that line, and where its text starts in
+        it: markdown-it trims the content (mdTrim: also U+2028, NBSP...), so the stand-in
+        must start there, or that leading space would be kept (a first line of only such
+        characters is not a place to start: the paragraph is not opened)."""
+        line = p.abs(_line(p, x))
+        raw = self.lines[line] if line < len(self.lines) else partial
+        col = int(p.toks[x].meta["content_pos"]) - p.line_starts[_line(p, x)]
+        return line, raw, len(raw) - len(raw[col:].lstrip(MD_TRIM_CHARS))
 
     def _open_para(self, p: Parse, x: int, partial: str) -> None:
         parent = self.boxes[-1]
         tok = p.toks[x]
-        line = p.abs(_line(p, x))
-        raw = self.lines[line] if line < len(self.lines) else partial
-        col = int(tok.meta["content_pos"]) - p.line_starts[_line(p, x)]
+        line, raw, col = self._para_start(p, x, partial)
         box = Box("para", line, tok)
         box.para = Paragraph(line, raw[:col])
         head = self._html(parent, [tok])
@@ -665,7 +689,7 @@ class BlockSettler:
         if len(text) >= 2 * MIN_CHUNK:
             limit = self._para_unheld(p, fresh_line, para, text)
             cut = find_cut(self.md, self.env, text, limit, para.provisional)
-            if not cut and len(text) >= PROVISIONAL and not para.provisional:
+            if not cut and not para.provisional and weight(text) >= PROVISIONAL:
                 para.provisional = True
                 cut = find_cut(self.md, self.env, text, limit, True)
             raw = [*self.lines[para.cut_line :], partial]
@@ -683,7 +707,19 @@ class BlockSettler:
             return max(0, p.unheld - at)
         limit = len(lines[0]) + 1
         for j, line in enumerate(lines[1:], 1):
-            if fresh_line + j + 1 >= len(starts) or p.unheld < starts[fresh_line + j + 1] - 1:
+            at_line = fresh_line + j
+            if at_line + 1 >= len(starts):
+                break
+            end = starts[at_line + 1] - 1
+            if p.unheld < end:
+                # Hold-back changed this line from ``unheld`` on (a marker it closed for
+                # display): what comes before that is as it came. The content line is the
+                # source line less its container prefix (and, the last line, trimmed).
+                shown = p.src[starts[at_line] : end]
+                if j == len(lines) - 1:
+                    shown = shown.rstrip(MD_TRIM_CHARS)
+                prefix = len(shown) - len(line)
+                limit += max(0, p.unheld - starts[at_line] - prefix)
                 break
             limit += len(line) + 1
         return min(limit, len(text))
@@ -875,6 +911,14 @@ def fence_lang(tok: Token) -> str:
     """The language word markdown-it's fence renderer passes to the highlighter."""
     info = mdTrim(unescapeAll(tok.info)) if tok.info else ""
     return MD_TRIM_RE.split(info, maxsplit=1)[0] if info else ""
+
+
+def _ends_before(p: Parse, node: int) -> bool:
+    """Whether the parse has a complete line after block ``node``: after a paragraph that is
+    a blank line (anything else would be in it or a block after it), which ends it for good,
+    though no block follows yet (the next one's first line is still arriving)."""
+    tok = p.toks[node]
+    return tok.map is not None and tok.map[1] < p.src.count("\n")
 
 
 def _set_hidden(p: Parse, node: int, hidden: bool) -> None:

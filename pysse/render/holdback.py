@@ -48,6 +48,11 @@ def _indent(s: str, limit: int = 3) -> int:
     return i
 
 
+def _lead(s: str) -> str:
+    """The leading spaces and tabs (what decides a line's indentation)."""
+    return s[: len(s) - len(s.lstrip(" \t"))]
+
+
 def _run(s: str, i: int, chars: str | frozenset[str]) -> int:
     """The end of the run of ``chars`` starting at ``i``."""
     while i < len(s) and s[i] in chars:
@@ -118,6 +123,10 @@ def _delim_start(s: str) -> bool:
     while i < len(t) and t[i].isspace():
         i += 1
     return i == len(t) or t[i] == "|"
+
+
+def _inline_arriving(s: str) -> str:
+    return _link_text_arriving(_link_url_arriving(_without_partial_tag(s)))
 
 
 def _without_partial_tag(s: str) -> str:
@@ -354,8 +363,12 @@ def open_math_line(lines: list[str]) -> int | None:
     return open_at
 
 
-def hold_back(tail: str) -> str:
-    """The part of the unsettled tail that is safe to show now (see module docstring)."""
+def hold_back(tail: str, floor: int = 0) -> str:
+    """The part of the unsettled tail that is safe to show now (see module docstring).
+
+    ``floor``: inline syntax before this position is taken as it stands, a construct still
+    open there staying open (literal text). A provisionally cut paragraph (``paragraph.py``)
+    passes one, so a stray ``[`` or ``**`` does not keep everything after it from settling."""
     if not tail:
         return tail
     lines = tail.split("\n")
@@ -386,15 +399,28 @@ def hold_back(tail: str) -> str:
         lines.pop()
         partial = ""
     if partial:
-        partial = _without_partial_tag(partial)
-        partial = _link_url_arriving(partial)
-        partial = _link_text_arriving(partial)
+        keep = max(0, floor - (len(tail) - len(partial)))
+        shown = partial[:keep] + _inline_arriving(partial[keep:])
+        # Not when that changes the line's indentation ("[  x" shown as "  x" would be a
+        # continuation of a list item, and make its list loose for good).
+        if _lead(shown) == _lead(partial) or not shown.strip():
+            partial = shown
     body = "\n".join([*lines, partial]) if partial else "\n".join(lines)
-    # Inline markers: only within the last block (after the last blank line), not in code.
-    cut = body.rfind("\n\n")
+    # Inline markers: only within the last block (after the last blank line, which may be
+    # the last complete line, or hold spaces), not in code.
+    cut, at = -1, 0
+    for line in lines:
+        if not line.strip(" \t"):
+            cut = at + len(line) - 1  # head ends with this line's line feed
+        at += len(line) + 1
     if closed >= 0:  # nor in the text of a fence closed before it
         cut = max(cut, sum(len(line) + 1 for line in lines[: closed + 1]) - 2)
+    cut = max(cut, min(floor, len(body)) - 2)
     head, last = (body[: cut + 2], body[cut + 2 :]) if cut >= 0 else ("", body)
     if last and not last.startswith("    ") and not last.startswith("\t"):
-        last = _close_inline(last)
+        # Closers go at the end of the last line with text: appended to the line after it
+        # they would make that line text (a list item's continuation, its list loose).
+        end = last.find("\n", len(last.rstrip(" \t\n")))
+        end = len(last) if end < 0 else end
+        last = _close_inline(last[:end]) + last[end:]
     return head + last

@@ -24,8 +24,11 @@ from __future__ import annotations
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import isWhiteSpace
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_inline.state_inline import StateInline
+
+from .labels import OPEN, install_label_scan, scan_label
 
 __all__ = ["INLINE_KEY", "InlineFacts", "install"]
 
@@ -57,6 +60,7 @@ def install(md: MarkdownIt) -> MarkdownIt:
     _observe_containers(md)
     _observe_fence(md)
     _observe_inline(md)
+    install_label_scan(md)
     setattr(md, _MARK, True)
     return md
 
@@ -148,6 +152,8 @@ def _observe_inline(md: MarkdownIt) -> None:
         ("image", _wrap_link),
         ("emphasis", _wrap_delims),
         ("strikethrough", _wrap_delims),
+        ("math_inline", _wrap_math),  # $…$ and $$…$$ (math.py)
+        ("math_inline_paren", _wrap_math),  # \\(…\\)
     ):
         if rules.__find__(name) >= 0:
             _replace(rules, name, wrap)
@@ -218,32 +224,56 @@ def _may_become_link(state: StateInline, start: int) -> bool:
 
 
 def _label_end(state: StateInline, start: int, nested: bool) -> int | None:
-    """markdown-it's ``parseLinkLabel`` from ``start`` (a ``[``), telling its two failures
-    apart: ``None`` when the text ends before the label does, -1 when a link is inside a
-    link's label."""
-    old = state.pos
-    state.pos = start + 1
-    level = 1
-    end: int | None = None
-    try:
-        while state.pos < state.posMax:
-            marker = state.src[state.pos]
-            if marker == "]":
-                level -= 1
-                if level == 0:
-                    end = state.pos
-                    break
-            prev = state.pos
-            state.md.inline.skipToken(state)
-            if marker == "[":
-                if prev == state.pos - 1:
-                    level += 1
-                elif not nested:
-                    end = -1
-                    break
-    finally:
-        state.pos = old
-    return end
+    """markdown-it's label scan from ``start`` (a ``[``), telling its two failures apart:
+    ``None`` when the text ends before the label does, -1 when a link is inside a link's
+    label (``labels.py``, which remembers each label's outcome for the parse)."""
+    end = scan_label(state, start, links_allowed=nested)
+    return None if end == OPEN else end
+
+
+def _wrap_math(rule: Rule) -> Rule:
+    def observed(state: StateInline, silent: bool) -> bool:
+        facts = _facts(state, silent)
+        if facts is None:
+            return bool(rule(state, silent))
+        start = state.pos
+        ok = bool(rule(state, silent))
+        if ok:
+            facts.spans.append((start, state.pos))
+        elif _may_open_math(state.src, start):
+            facts.open_runs.append(start)
+        return ok
+
+    return observed
+
+
+def _may_open_math(src: str, start: int) -> bool:
+    """An opener whose formula did not parse: could more text still close it?
+
+    ``\\(`` yes (no ``\\)`` follows it yet). A ``$`` (math.py's Pandoc rule) not if a space
+    follows it or a digit precedes it, nor if the first ``$`` after it is there and is not
+    the last character (the rule's decision is then made); otherwise yes.
+    """
+    if src.startswith("\\(", start):
+        return True
+    if not src.startswith("$", start):
+        return False
+    after = src[start + 1 : start + 2]
+    if not after or after == "$":  # the end, or $$ (conservatively open)
+        return True
+    if isWhiteSpace(ord(after)) or (start > 0 and src[start - 1].isdigit()):
+        return False
+    end = src.find("$", start + 1)
+    while end > 0 and _escaped(src, end):
+        end = src.find("$", end + 1)
+    return end < 0 or end + 1 >= len(src)
+
+
+def _escaped(src: str, pos: int) -> bool:
+    slashes = 0
+    while pos - slashes - 1 >= 0 and src[pos - slashes - 1] == "\\":
+        slashes += 1
+    return slashes % 2 == 1
 
 
 def _wrap_delims(rule: Rule) -> Rule:
