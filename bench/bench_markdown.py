@@ -2,7 +2,8 @@
 
 1. **Shapes** (issue 15), in CPython and in Pyodide (Node + the npm package): each answer
    shape of ``pysse/server/shapes.py`` (one long code block, table, flat / nested / loose
-   list, blockquote, single-line paragraph, and a mixed answer) at n and 2n units, fed in
+   list, blockquote, single-line paragraph, and a mixed answer), and two hostile paragraphs
+   (issue 16: brackets, which markdown-it parses slowest) at n and 2n units, fed in
    deltas of 6 characters with one ``update()`` every 3 deltas (about a frame). Total work
    when the answer doubles should be ~2x (linear), and the worst single update should not
    grow (~1x). The naive baseline (a full re-render per update, which is what one long block
@@ -116,8 +117,20 @@ const { pathToFileURL } = require("url");
 """
 
 
+# Issue 16: one paragraph of what markdown-it parses slowest (every "[" runs all its inline
+# rules and a link-label scan, ~300x a plain character), which cannot be cut where a
+# construct stays open: it is cut provisionally (render/paragraph.py). Sizes in characters.
+HOSTILE: dict[str, Callable[[int], str]] = {
+    "brackets (hostile)": lambda n: "[" * n,
+    "open links (hostile)": lambda n: "word [x " * (n // 8),
+}
+HOSTILE_N = 4000
+
+
 def shape_texts() -> dict[str, tuple[str, str]]:
-    return {name: (make(UNITS[name]), make(2 * UNITS[name])) for name, make in SHAPES.items()}
+    texts = {name: (make(UNITS[name]), make(2 * UNITS[name])) for name, make in SHAPES.items()}
+    texts.update({name: (make(HOSTILE_N), make(2 * HOSTILE_N)) for name, make in HOSTILE.items()})
+    return texts
 
 
 def shapes_cpython(runs: int, naive: bool = True) -> dict[str, Any]:

@@ -116,14 +116,14 @@ class Paragraph:
 def _column(line: str, before: str, after: str) -> int:
     """Where a cut falls in the raw ``line``, given the content line's text ``before`` the
     cut and the content from the cut on (``after``). The content line is the raw line less
-    its container prefix (``>`` markers, indentation): matched from the end, or, when
-    hold-back changed the end (a marker it closed, a ``[`` it hid), from the one prefix of
-    spaces and ``>`` after which the line starts with ``before``. -1 if neither maps."""
-    tail = after.split("\n", 1)[0]
-    end = line.rstrip(MD_TRIM_CHARS) if "\n" not in after else line  # a paragraph's last
-    if end.endswith(tail):  # line is trimmed at its end
-        return len(end) - len(tail)
+    its container prefix (``>`` markers, indentation), and what precedes the cut is as it
+    came, while what follows may have been changed by hold-back (a ``[`` it hid would make
+    a match from the end land one character late): so the one prefix of spaces and ``>``
+    after which the line starts with ``before``. -1 if there is not exactly one."""
     lead = len(line) - len(line.lstrip(" \t>"))
+    if not before:  # the cut is where the content line starts: at its first character
+        first = after[:1]
+        return lead if first and first not in " \t>" and line.startswith(first, lead) else -1
     starts = [k for k in range(lead + 1) if line.startswith(before, k)]
     return starts[0] + len(before) if len(starts) == 1 else -1
 
