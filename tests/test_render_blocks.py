@@ -8,6 +8,7 @@ per-update tails stay small (work per frame does not grow with the answer)."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from dom_model import stream_into_dom
@@ -215,3 +216,13 @@ def test_a_paragraph_that_cannot_be_cut_exactly_is_still_linear(unit: str) -> No
         assert out.html == render(text)
         per_char.append(out.md.rendered_chars / len(text))
     assert per_char[1] <= 1.2 * per_char[0] + 1, per_char
+
+
+def test_a_list_item_arriving_after_a_long_paragraph_is_kept() -> None:
+    """A cut on the partial line settled ``* `` (what hold-back showed of ``* <tag``) as the
+    paragraph's text: the list item that line became was lost (the fuzzer's input, shrunk)."""
+    text = (Path(__file__).parent / "fixtures" / "fuzz_list_item_after_paragraph.md").read_text()
+    for cuts in ([7], [3], [30]):
+        out = stream_into_dom(text, cuts, check_each=False)
+        assert out.html == render(text)
+        assert "<li>" in out.html

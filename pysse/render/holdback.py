@@ -15,6 +15,10 @@ a display block (``$$``, ``\\[``, ``\\begin{env}``) from its opening line; an in
 (``$5 and more``) and is shown at once; a trailing ``$`` or ``\\`` waits for the next character.
 Inline markers inside a complete math span are not emphasis (``$a *b$``).
 
+What is shown never changes the blocks: hiding a ``[`` never changes a line's indentation,
+and closers go at the end of the last line with text, never onto a blank line after it
+(either turned a tight list loose for good); after a blank line nothing is closed.
+
 Linear in the tail: every rule is a single left-to-right scan (no regular expression that can
 backtrack), so a hostile tail (``[`` x 100,000, ``<a`` x 100,000 ...) costs what a plain one
 of the same length does.

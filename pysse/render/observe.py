@@ -21,6 +21,7 @@ caller's ``env``: the HTML markdown-it renders is the same with or without them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -187,20 +188,26 @@ def _wrap_backticks(rule: Rule) -> Rule:
     return observed
 
 
-def _wrap_link(rule: Rule) -> Rule:
-    def observed(state: StateInline, silent: bool) -> bool:
-        facts = _facts(state, silent)
-        if facts is None:
-            return bool(rule(state, silent))
-        start = state.pos
-        ok = bool(rule(state, silent))
-        if ok:
-            facts.spans.append((start, state.pos))
-        elif _may_become_link(state, start):
-            facts.open_runs.append(start)
-        return ok
+def _wrap_span(may_open: Callable[[StateInline, int], bool]) -> Callable[[Rule], Rule]:
+    """Observe a rule that makes one span (a link, an image, a formula): where it is, or,
+    when it failed, whether more text could still make it one (an open run)."""
 
-    return observed
+    def wrap(rule: Rule) -> Rule:
+        def observed(state: StateInline, silent: bool) -> bool:
+            facts = _facts(state, silent)
+            if facts is None:
+                return bool(rule(state, silent))
+            start = state.pos
+            ok = bool(rule(state, silent))
+            if ok:
+                facts.spans.append((start, state.pos))
+            elif may_open(state, start):
+                facts.open_runs.append(start)
+            return ok
+
+        return observed
+
+    return wrap
 
 
 def _may_become_link(state: StateInline, start: int) -> bool:
@@ -231,29 +238,14 @@ def _label_end(state: StateInline, start: int, nested: bool) -> int | None:
     return None if end == OPEN else end
 
 
-def _wrap_math(rule: Rule) -> Rule:
-    def observed(state: StateInline, silent: bool) -> bool:
-        facts = _facts(state, silent)
-        if facts is None:
-            return bool(rule(state, silent))
-        start = state.pos
-        ok = bool(rule(state, silent))
-        if ok:
-            facts.spans.append((start, state.pos))
-        elif _may_open_math(state.src, start):
-            facts.open_runs.append(start)
-        return ok
-
-    return observed
-
-
-def _may_open_math(src: str, start: int) -> bool:
+def _may_open_math(state: StateInline, start: int) -> bool:
     """An opener whose formula did not parse: could more text still close it?
 
     ``\\(`` yes (no ``\\)`` follows it yet). A ``$`` (math.py's Pandoc rule) not if a space
     follows it or a digit precedes it, nor if the first ``$`` after it is there and is not
     the last character (the rule's decision is then made); otherwise yes.
     """
+    src = state.src
     if src.startswith("\\(", start):
         return True
     if not src.startswith("$", start):
@@ -274,6 +266,10 @@ def _escaped(src: str, pos: int) -> bool:
     while pos - slashes - 1 >= 0 and src[pos - slashes - 1] == "\\":
         slashes += 1
     return slashes % 2 == 1
+
+
+_wrap_link = _wrap_span(_may_become_link)
+_wrap_math = _wrap_span(_may_open_math)
 
 
 def _wrap_delims(rule: Rule) -> Rule:

@@ -32,7 +32,6 @@ from collections.abc import Callable
 from typing import Any
 
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import MD_TRIM_CHARS
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
@@ -91,18 +90,16 @@ class Paragraph:
     def advance(self, content: str, p: int, raw: list[str], complete: int) -> bool:
         """Record a cut at content position ``p`` (``content`` is the unsettled text as the
         stand-in parse gave it, ``raw`` the real lines from the cut line on, the first
-        ``complete`` of them complete). False if the cut cannot be mapped back onto the real
-        lines.
-
-        A cut may be on the last, partial line: that line is in the paragraph's text only if
-        hold-back found that it cannot start a block (it holds back one that still may), and
-        what a line starts is decided by its first characters."""
+        ``complete`` of them complete). False if the cut cannot be made: it would be on a later
+        line that is not complete (what hold-back shows of it may still start a block once
+        it is complete: ``* <b`` is shown as ``* ``, a paragraph's text, until the list item
+        it is becomes clear), or it cannot be mapped back onto the real lines."""
         head = content[:p]
         j = head.count("\n")
         if j == 0:
             self.col += p
         else:
-            if j >= len(raw) or j > complete:
+            if j >= min(len(raw), complete):
                 return False
             col = _column(raw[j], head.rsplit("\n", 1)[1], content[p:])
             if col < 0:
