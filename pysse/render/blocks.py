@@ -918,7 +918,8 @@ def _ends_before(p: Parse, node: int) -> bool:
     a blank line (anything else would be in it or a block after it), which ends it for good,
     though no block follows yet (the next one's first line is still arriving)."""
     tok = p.toks[node]
-    return tok.map is not None and tok.map[1] < p.src.count("\n")
+    complete_lines = len(p.line_starts) - 2  # the source's line feeds
+    return tok.map is not None and tok.map[1] < complete_lines
 
 
 def _set_hidden(p: Parse, node: int, hidden: bool) -> None:

@@ -28,6 +28,7 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import isWhiteSpace
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_inline.state_inline import StateInline
+from mdit_py_plugins.dollarmath.index import is_escaped
 
 from .labels import OPEN, install_label_scan, scan_label
 
@@ -256,16 +257,9 @@ def _may_open_math(state: StateInline, start: int) -> bool:
     if isWhiteSpace(ord(after)) or (start > 0 and src[start - 1].isdigit()):
         return False
     end = src.find("$", start + 1)
-    while end > 0 and _escaped(src, end):
+    while end > 0 and is_escaped(state, end):  # the rule's own test
         end = src.find("$", end + 1)
     return end < 0 or end + 1 >= len(src)
-
-
-def _escaped(src: str, pos: int) -> bool:
-    slashes = 0
-    while pos - slashes - 1 >= 0 and src[pos - slashes - 1] == "\\":
-        slashes += 1
-    return slashes % 2 == 1
 
 
 _wrap_link = _wrap_span(_may_become_link)
