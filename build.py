@@ -306,6 +306,10 @@ def build_pysse_wheel() -> Path:
     return sorted(dest.glob("pysse-*.whl"))[0]
 
 
+# The JavaScript halves of pysse.browser: in the wheel (stream_chat loads them in any page) and
+# at the site's root (the bundled page imports them as ES modules).
+BROWSER_JS = ("bridge.js", "dom_writer.js")
+
 # Server-side code never runs in the page: the wheel Pyodide loads leaves it out.
 BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/")
 
@@ -418,6 +422,8 @@ def build_site(
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(ROOT / "web", tmp)
+    for js_module in BROWSER_JS:  # shipped in the wheel too (embedders): one copy, one source
+        shutil.copy2(ROOT / "pysse" / "browser" / js_module, tmp / js_module)
     shutil.copytree(pyodide, tmp / "pyodide" / PYODIDE_VERSION, copy_function=link_or_copy)
     urls = []
     for whl in [*libs, app]:

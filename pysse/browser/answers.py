@@ -12,16 +12,14 @@ import json
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-import js
-from pyodide.ffi import create_proxy
-
 from ..inspector import cut
 from ..page.conversation import Conversation, Message
 from ..page.message_view import announcement
 from ..page.recording import RECORDING_MAX, Recording
 from ..page.request import body_format, build_body, parse_header_lines
 from ..providers import get_provider
-from .dom import attr, js_obj, q, run_sliced, spawn
+from .call import Timeouts
+from .dom import attr, q, run_sliced, spawn
 from .inspector_panel import WHOLE_MAX, Restored
 from .turn import Turn
 
@@ -87,26 +85,19 @@ class Answers:
     ) -> Any:
         """Send ``history`` (and, to continue, the partial answer) and stream the answer into
         a new element, returned for the caller to place."""
-        el, turn = self._new_turn(conv, answer, history)
+        el, turn = self._new_turn(conv, answer, history, continues=partial)
         s = self.app.settings
         url = self.app.form.resolved_url() or ""
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
         messages = history
         if partial is not None:
-            turn.continue_from(partial)
             messages = get_provider(fmt).continue_messages(history, partial)
         body = build_body(fmt, messages, model=s["model"], system=s["system"])
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         headers.update(parse_header_lines(s["headers"]))
-        turn.url, turn.body_format, turn.sent_headers = url, fmt, headers
+        turn.session.body_format = fmt
         el.dataset.url = url
-        turn.handle = js.pysseBridge.start(
-            url,
-            js_obj(headers),
-            json.dumps(body),
-            create_proxy(turn),
-            *self._timeouts_ms(),
-        )
+        turn.call.post(url, headers, json.dumps(body), self._timeouts())
         self.app.chats.save(conv)
         self.app.update_stop()
         self.app.start_ticker()
@@ -116,13 +107,17 @@ class Answers:
         return el
 
     def _new_turn(
-        self, conv: Conversation, answer: Message, history: list[tuple[str, str]]
+        self,
+        conv: Conversation,
+        answer: Message,
+        history: list[tuple[str, str]],
+        continues: str | None = None,
     ) -> tuple[Any, Turn]:
         """A new element and the Turn that streams ``answer`` into it, registered as the
         chat's streaming answer."""
         el = self.app.view.new_assistant()
         el.dataset.id = answer.id
-        turn = Turn(self.app, history, el)
+        turn = Turn(self.app, history, el, continues=continues)
         turn.chat_id, turn.message_id = conv.id, answer.id
         self.turns.append(turn)
         self.active.append(turn)
@@ -130,14 +125,10 @@ class Answers:
         self.streaming[conv.id] = turn
         return el, turn
 
-    def _timeouts_ms(self) -> tuple[int, int, int]:
+    def _timeouts(self) -> Timeouts:
         """The bridge's first-byte, idle and no-content timeouts, from Settings."""
         s = self.app.settings
-        return (
-            int(s["first_byte_s"]) * 1000,
-            int(s["idle_s"]) * 1000,
-            int(s["content_s"]) * 1000,
-        )
+        return Timeouts(float(s["first_byte_s"]), float(s["idle_s"]), float(s["content_s"]))
 
     def turn_finished(self, turn: Turn) -> None:
         if turn in self.active:
@@ -214,7 +205,7 @@ class Answers:
         keeps ends ``truncated`` ("could not resume: ..."), its text kept."""
         el, turn = self._new_turn(conv, msg, conv.history(msg.parent or ""))
         turn.saved_text = msg.text
-        turn.url, turn.answer_id = msg.url, msg.answer_id
+        turn.session.url, turn.session.answer_id = msg.url, msg.answer_id
         el.dataset.url, el.dataset.answerId = msg.url, msg.answer_id
         msg.state, msg.in_flight = "streaming", False
         old = self.app.log.querySelector(f"[data-id='{msg.id}']")
@@ -225,15 +216,7 @@ class Answers:
         if turn.state == "streaming":  # else the saved bytes held the whole answer
             s = self.app.settings
             headers = {"accept": "text/event-stream", **parse_header_lines(s["headers"])}
-            turn.sent_headers = headers
-            turn.handle = js.pysseBridge.reattach(
-                turn.url,
-                js_obj(headers),
-                turn.answer_id,
-                len(received),
-                create_proxy(turn),
-                *self._timeouts_ms(),
-            )
+            turn.call.reattach(msg.url, headers, msg.answer_id, len(received), self._timeouts())
             self.app.update_stop()
             self.app.start_ticker()
         self.app.view.refresh(conv)

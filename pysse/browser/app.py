@@ -1,10 +1,8 @@
 """The chat page's controller: the open conversation, sending (and regenerate, edit, continue),
-Stop, one animation-frame loop shared by every streaming answer, and a timer for live speed
-and saving answers in flight.
+Stop, and a timer for live speed and saving answers in flight.
 
-The network loop lives in JavaScript (``web/bridge.js``): it calls ``fetch()``, reads the body
-with ``getReader()`` and hands each chunk to a ``Turn`` *synchronously* (a JS loop calling
-Python costs ~6 us a chunk; awaiting ``reader.read()`` from Python costs ~20x that).
+Each answer is a ``Turn`` around a ``ChatCall``, the same one ``stream_chat`` gives embedders:
+the network loop is JavaScript (``bridge.js``), frames are shared (``frame_loop.LOOP``).
 Everything else is the pure-Python layers below, driven from here and from its helpers:
 ``settings_form`` (Settings, theme), ``chats`` (the chat list, storage), ``log_view`` (the
 messages on screen), ``actions`` (message actions), ``inspector_panel``.
@@ -25,6 +23,7 @@ from .actions import Actions
 from .answers import Answers
 from .chats import ChatList
 from .dom import PAUSES, Listeners, attr, q, spawn
+from .frame_loop import LOOP
 from .inspector_panel import InspectorPanel
 from .log_view import LogView
 from .scroll import ScrollBinding
@@ -59,12 +58,9 @@ class App:
         self.actions = Actions(self)
         self.answers = Answers(self)
         self.conv: Conversation = self.chats.new_conversation()
-        self._frame_proxy = create_proxy(self._on_frame)
-        self._frame_id: Any = None
         self._tick_proxy = create_proxy(self._on_tick)
         self._tick_id: Any = None
         self._ticks = 0
-        self.frames = 0
         self._bind()
         self.form.bind()
         self.chats.bind()
@@ -175,7 +171,6 @@ class App:
         # in view while following. "load" does not bubble: listen in the capture phase.
         on(self.log, "load", self.scroll.after_render, capture=True)
         on(js.window, "resize", self.scroll.after_render)
-        on(self.doc, "visibilitychange", self._on_visibility)
 
     def _on_key(self, e: Any) -> None:
         if e.key == "Enter" and not e.shiftKey and not e.isComposing:
@@ -212,25 +207,7 @@ class App:
             self.prompt.value = attr(btn, "data-example")
             self.send_from_prompt()
 
-    def _on_visibility(self, e: Any) -> None:
-        if self.doc.visibilityState == "visible":
-            for turn in list(self.answers.active):
-                turn.sched.on_visible()
-
     # -- frames and the timer --------------------------------------------------------------------
-
-    def is_hidden(self) -> bool:
-        return bool(self.doc.visibilityState == "hidden")
-
-    def request_frame(self) -> None:
-        if self._frame_id is None:  # one frame request serves every streaming answer
-            self._frame_id = js.requestAnimationFrame(self._frame_proxy)
-
-    def _on_frame(self, ts: float) -> None:
-        self.frames += 1
-        self._frame_id = None
-        for turn in list(self.answers.active):
-            turn.sched.on_frame()
 
     def after_render(self) -> None:
         self.scroll.after_render()
@@ -374,7 +351,7 @@ class App:
     def stats(self) -> str:
         return json.dumps(
             {
-                "frames": self.frames,
+                "frames": LOOP.frames,
                 "inspector_renders": self.inspector.renders,
                 "sliced_pauses": PAUSES[0],
                 "turns": [t.timing() for t in self.answers.turns],

@@ -1,0 +1,312 @@
+"""One streaming answer in a page or worker: the bridge's sink, its markdown, its frames.
+
+``ChatCall`` glues the pure layers to JavaScript. The bridge (``bridge.js``) calls its
+``on_*`` methods synchronously from the read loop; each is handed to the answer's
+``AnswerSession`` (``pysse.page.answer``), which decides what it means. The text to show goes
+into ``StreamingMarkdown``; at most once per animation frame (``frame_loop.LOOP``) the update
+is applied to the element with ``DomWriter`` and/or handed to ``on_update`` (a worker posts it
+to its page). When the answer ends, the final state is rendered at once, never on a frame a
+hidden tab would not deliver, and awaiting the call gives its :class:`ChatResult`.
+
+``stream_chat`` (``pysse.browser.stream``) is the public way to make one; the bundled page's
+``Turn`` makes one per answer and listens to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import js
+from pyodide.ffi import create_proxy
+
+from ..events import ChatEvent, Finish, Outcome, ProviderError, Usage
+from ..page.answer import AnswerListener, AnswerSession
+from ..page.reconnect import Drop
+from ..render.dom import DomWriter
+from ..render.frames import FrameScheduler
+from ..render.update import Update
+from .bridge import get_bridge
+from .dom import js_obj
+from .frame_loop import LOOP
+
+__all__ = ["CallListener", "ChatCall", "ChatResult", "Timeouts"]
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds the bridge waits for the first byte, between any two bytes (idle), and for
+    chat content while only keep-alive comments arrive (a relay's pings prove the
+    connection, not progress)."""
+
+    first_byte: float = 60.0
+    idle: float = 30.0
+    no_content: float = 300.0
+
+    def ms(self) -> tuple[int, int, int]:
+        return (
+            round(self.first_byte * 1000),
+            round(self.idle * 1000),
+            round(self.no_content * 1000),
+        )
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """How an answer ended. ``text`` is every delta, concatenated exactly (a continued answer:
+    the whole joined text); ``outcome`` is ``completed`` only when the provider's own terminal
+    signal arrived; ``detail`` says why in a sentence people can act on."""
+
+    text: str
+    outcome: Outcome
+    detail: str
+    finish_reason: str | None
+    usage: Usage | None
+    error: ProviderError | None
+    format: str | None
+    answer_id: str
+    resumes: int
+    bytes: int
+
+
+class CallListener(AnswerListener):
+    """An ``AnswerListener`` that also hears each render (the page's scroll and stats)."""
+
+    def on_render(self, ms: float) -> None:
+        """An update was applied; it took ``ms``."""
+
+
+class ChatCall(AnswerListener):
+    """One answer streaming into ``into`` (an element) and/or ``on_update`` (see the module
+    docstring). Await it for the :class:`ChatResult`; ``stop()`` ends it ``aborted``."""
+
+    def __init__(
+        self,
+        session: AnswerSession,
+        *,
+        into: Any = None,
+        markdown: Any = None,
+        on_update: Callable[[Update], object] | None = None,
+        after_render: Callable[[], object] | None = None,
+    ) -> None:
+        self.session = session
+        session.listeners.append(self)
+        self.listeners: list[CallListener] = []
+        self.into = into
+        self.writer = DomWriter(into) if into is not None else None
+        self.on_update = on_update
+        self.after_render = after_render
+        self.md: Any = None
+        if into is not None or on_update is not None:
+            from ..render.streaming import StreamingMarkdown  # markdown-it: imported late
+
+            self.md = StreamingMarkdown(md=markdown)
+        self.sched = FrameScheduler(self.render, lambda: LOOP.request(self), LOOP.is_hidden)
+        self.handle: Any = None  # the bridge's: abort(), answer_id(), received()
+        self.renders = 0
+        self.render_ms: list[float] = []
+        self.longest_render_ms = 0.0
+        self._future: asyncio.Future[ChatResult] = asyncio.get_event_loop().create_future()
+        self._on_stop: list[Callable[[], object]] = []
+        LOOP.add(self)
+        if session.shown_start and self.md is not None:
+            self.md.append(session.shown_start)
+            self.render()  # now, not on the next frame: the answer never blinks empty
+
+    # -- starting ------------------------------------------------------------------------------
+
+    def post(self, url: str, headers: Mapping[str, str], body: str, timeouts: Timeouts) -> None:
+        """POST ``body`` to ``url`` and stream the answer (resumed if it drops and the relay
+        named it)."""
+        self.session.url = url
+        self.session.sent_headers = dict(headers)
+        self.handle = get_bridge().start(
+            url, js_obj(dict(headers)), body, create_proxy(self), *timeouts.ms()
+        )
+
+    def reattach(
+        self, url: str, headers: Mapping[str, str], answer_id: str, received: int, t: Timeouts
+    ) -> None:
+        """Ask the relay for an answer it keeps, from byte ``received`` on (after a reload)."""
+        self.session.url, self.session.answer_id = url, answer_id
+        self.session.sent_headers = dict(headers)
+        self.handle = get_bridge().reattach(
+            url, js_obj(dict(headers)), answer_id, received, create_proxy(self), *t.ms()
+        )
+
+    # -- what it has -------------------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        return self.session.state
+
+    @property
+    def text(self) -> str:
+        return self.session.text
+
+    @property
+    def done(self) -> bool:
+        return self._future.done()
+
+    def result(self) -> ChatResult:
+        """The result once the answer ended (``asyncio.InvalidStateError`` before)."""
+        return self._future.result()
+
+    def __await__(self) -> Generator[Any, None, ChatResult]:
+        return self._future.__await__()
+
+    def stop(self) -> None:
+        """Stop: the bridge aborts the request and, for a resumable answer, tells the relay
+        (``DELETE ?answer=ID``): a disconnect alone would not cancel the upstream."""
+        if not self.session.streaming:
+            return
+        if self.handle is not None:
+            self.handle.abort()
+        self.session.stop()
+
+    def on_stop(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` when the answer has ended (an AbortSignal's listener to remove...)."""
+        self._on_stop.append(fn)
+
+    # -- the bridge's sink (called synchronously by its read loop) -----------------------------
+
+    def on_chunk(self, u8: Any) -> bool:
+        return self.session.feed(u8.to_bytes())
+
+    def feed_bytes(self, data: bytes) -> bool:
+        """Bytes that did not come through the bridge (a replay, saved bytes)."""
+        return self.session.feed(data)
+
+    def on_end(self) -> None:
+        self.session.on_end()
+
+    def on_open(
+        self, status: int, content_type: str, fmt: str, relay: str, answer_id: str = ""
+    ) -> None:
+        self.session.on_open(int(status), str(content_type), str(fmt), str(relay), str(answer_id))
+
+    def on_http_error(self, status: int, retry_after: Any, content_type: str, text: str) -> None:
+        self.session.on_http_error(int(status), retry_after, str(content_type), str(text))
+
+    def on_wrong_type(self, status: int, content_type: str, text: str) -> None:
+        self.session.on_wrong_type(int(status), str(content_type), str(text))
+
+    def on_network_error(self, name: str, message: str, probe: str = "") -> None:
+        self.session.on_network_error(str(name), str(message), str(probe or ""))
+
+    def on_read_error(self, name: str, message: str) -> None:
+        self.session.on_read_error(str(name), str(message))
+
+    def on_drop(self, kind: Drop, name: str, message: str) -> float:
+        return self.session.on_drop(kind, str(name), str(message))
+
+    def on_resumed(self, offset: int) -> None:
+        self.session.on_resumed(int(offset))
+
+    def on_resume_failed(self, status: int, text: str) -> None:
+        self.session.on_resume_failed(int(status), str(text))
+
+    def on_timeout(self, kind: str, seconds: float) -> None:
+        self.session.on_timeout(str(kind), float(seconds))
+
+    # -- from the session ----------------------------------------------------------------------
+
+    def on_opened(self, session: AnswerSession) -> None:
+        self._tell("on_opened", session)
+
+    def on_bytes(self, t_ms: float, data: bytes, content: bool) -> None:
+        self._tell("on_bytes", t_ms, data, content)
+
+    def on_text(self, text: str) -> None:
+        if self.md is not None:
+            self.md.append(text)
+            self.sched.request()
+        self._tell("on_text", text)
+
+    def on_event(self, event: ChatEvent) -> None:
+        self._tell("on_event", event)
+
+    def on_reconnecting(self, on: bool, attempt: int) -> None:
+        self._tell("on_reconnecting", on, attempt)
+
+    def on_resume(self, offset: int) -> None:
+        self._tell("on_resume", offset)
+
+    def on_finish(self, finish: Finish) -> None:
+        if self.md is not None:
+            self.sched.flush()  # the final state, synchronously: never wait on a frame
+        LOOP.remove(self)
+        self._tell("on_finish", finish)
+        for fn in self._on_stop:
+            fn()
+        if not self._future.done():
+            self._future.set_result(self._result())
+
+    # -- frames --------------------------------------------------------------------------------
+
+    def on_frame(self) -> None:
+        self.sched.on_frame()
+
+    def on_visible(self) -> None:
+        self.sched.on_visible()
+
+    def render(self) -> None:
+        """Apply what changed since the last render (once per frame at most)."""
+        t = js.performance.now()
+        md = self.md
+        update = md.update() if self.session.streaming else md.finish()
+        if self.writer is not None:
+            self.writer.apply(update)
+        if self.on_update is not None:
+            self.on_update(update)
+        if self.session.streaming and md.busy:
+            self.sched.request()  # highlighting a closed code fence, a slice per frame
+        self.renders += 1
+        took = float(js.performance.now() - t)
+        self.render_ms.append(round(took, 1))
+        self.longest_render_ms = max(self.longest_render_ms, took)
+        if self.after_render is not None:
+            self.after_render()
+        self._tell("on_render", took)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _tell(self, name: str, *args: Any) -> None:
+        for listener in self.listeners:
+            getattr(listener, name)(*args)
+
+    def _result(self) -> ChatResult:
+        s, cs = self.session, self.session.cs
+        return ChatResult(
+            text=s.text,
+            outcome=Outcome(s.state),
+            detail=s.note,
+            finish_reason=cs.finish_reason,
+            usage=cs.usage,
+            error=cs.error,
+            format=cs.detected_format,
+            answer_id=s.answer_id,
+            resumes=len(s.resumes),
+            bytes=cs.bytes_fed,
+        )
+
+    def timing(self) -> dict[str, Any]:
+        sched = self.sched
+        return {
+            **self.session.timing(),
+            "renders": sched.renders,
+            "deltas_per_render": sched.requests / sched.renders if sched.renders else None,
+            "longest_render_ms": self.longest_render_ms,
+            "render_ms": self.render_ms,
+        }
+
+
+def body_json(body: object) -> str:
+    """The request body as JSON text, or a ValueError naming what cannot be serialised."""
+    if isinstance(body, str):
+        json.loads(body)  # a JSON text already: it must parse
+        return body
+    return json.dumps(body, ensure_ascii=False, allow_nan=False)
