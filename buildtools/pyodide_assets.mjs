@@ -156,13 +156,15 @@ function makeDelta(snap, fresh) {
   const offset = new Uint32Array(snap.buffer, snap.byteOffset, 4)[1];
   const n = (snap.length - offset) >> 2;
   const ref = fresh.ref, unstable = fresh.unstable;
-  if (ref.length < n) throw new Error("a fresh heap is smaller than the snapshot's");
+  // A heap that grew past a fresh module's (more modules imported than its initial memory
+  // holds) is XORed where the two overlap; its tail is stored as it is.
+  const m = Math.min(n, ref.length);
   const file = snap.slice();
   const words = new Uint32Array(file.buffer, offset, n);
   const ranges = [];
   let start = -1, last = -1;
   const close = () => { if (start >= 0) ranges.push([start, last + 1]); start = -1; };
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < m; i++) {
     const v = ref[i];
     const stable = !unstable[i];
     if (stable && v !== 0) {

@@ -315,10 +315,10 @@ def test_aiter_chat_with_status() -> None:
     assert events[-1].outcome == "error" and "HTTP 503 Service Unavailable" in events[-1].detail
 
 
-def test_the_readme_iter_chat_example_runs_against_the_demo_server(
+def test_the_docs_iter_chat_example_runs_against_the_demo_server(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The README's copy-paste example, run as written (only the port differs)."""
+    """docs/relay.md's copy-paste example, run as written (only the port differs)."""
     import re
     from pathlib import Path
 
@@ -326,16 +326,16 @@ def test_the_readme_iter_chat_example_runs_against_the_demo_server(
     from pysse.server.demo import RICH_ANSWER
     from support import LiveServer
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "relay.md").read_text()
     code = re.search(
         r"<!-- example: iter_chat against build.py serve -->\n```python\n(.*?)```", readme, re.S
     )
     assert code is not None
     with LiveServer(create_app(None, demo_pace=0.01)) as live:
         source = code.group(1).replace("http://127.0.0.1:8000", live.url)
-        exec(compile(source, "README.md", "exec"), {})
+        exec(compile(source, "relay.md", "exec"), {})
         assert capsys.readouterr().out == RICH_ANSWER + "\n[completed] \n"
-        exec(compile(source.replace("Hello!", "/demo 401"), "README.md", "exec"), {})
+        exec(compile(source.replace("Hello!", "/demo 401"), "relay.md", "exec"), {})
         assert capsys.readouterr().out == (
             "\n[error] HTTP 401 Unauthorized: Invalid API key (demo).\n"
         )

@@ -1,8 +1,8 @@
-"""The README's "Testing your own streaming page" example, as a real test: a saved stream
+"""docs/testing-kit.md's example, as a real test: a saved stream
 replayed into the bundled page at 1-byte chunks, Stop, a drop mid-answer, a stall. The block
-between the markers is the README's, verbatim (checked below), so it cannot rot."""
+between the markers is the one in docs/testing-kit.md, verbatim (checked below), so it cannot rot."""
 
-# --- README example: begin ---
+# --- docs example: begin ---
 # test_my_page.py: `page` comes from pytest-playwright, `sse_server` from pysse[testing]
 import json
 from pathlib import Path
@@ -52,7 +52,7 @@ def test_a_stall_ends_by_the_idle_timeout(page, app_url, sse_server):
     assert sse_server.last_request.wait_disconnected(timeout=5)  # the page hung up
 
 
-# --- README example: end ---
+# --- docs example: end ---
 
 # The suite's stand-ins for what a user's project provides: pytest-playwright's `page` (here
 # from the suite's Chromium) and the URL of the page under test (here the bundled page).
@@ -78,14 +78,14 @@ def app_url(server):
     return server.url + "/"
 
 
-def test_the_readme_shows_this_example_verbatim():
+def test_the_docs_show_this_example_verbatim():
     root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text()
-    section = readme.split("## Testing your own streaming page", 1)[1]
+    readme = (root / "docs" / "testing-kit.md").read_text()
+    section = readme.split("# The testing kit", 1)[1]
     block = section.split("```python\n", 1)[1].split("```", 1)[0]
     source = Path(__file__).read_text()
-    example = source.split("# --- README example: begin ---\n", 1)[1]
-    example = example.split("\n\n# --- README example: end ---", 1)[0] + "\n"
+    example = source.split("# --- docs example: begin ---\n", 1)[1]
+    example = example.split("\n\n# --- docs example: end ---", 1)[0] + "\n"
     assert block == example
 
 

@@ -76,7 +76,8 @@ function countWhenLoaded(urls, bytes) {
 // this module's fresh words guards against a module that differs from the build's.
 export async function undoDelta(snapshot, heap, delta) {
   const words = new Uint32Array(snapshot.buffer, snapshot.byteOffset + delta.offset, (snapshot.length - delta.offset) >> 2);
-  const fresh = new Uint32Array(heap.buffer, heap.byteOffset, words.length);
+  // The snapshot's heap may be larger than a fresh one: the delta's ranges lie where both are.
+  const fresh = new Uint32Array(heap.buffer, heap.byteOffset, Math.min(words.length, heap.length >> 2));
   let check = 0x811c9dc5;
   let done = 0;
   for (const [start, end] of delta.ranges) {
