@@ -196,3 +196,57 @@ def test_without_keeping_chunks_nothing_is_recorded() -> None:
     s.feed(stream("openai-chat", ["light"]))
     assert s.chunks == [] and s.text == "light" and s.state == "completed"
     assert [e for e in heard.events if isinstance(e, TextDelta)] == [TextDelta("light")]
+
+
+def test_an_early_clean_end_of_a_kept_answer_is_a_drop_then_resumes() -> None:
+    """WebKit reports a cut connection as ``done: true``: with an answer id, a drop."""
+    raw = stream("openai-chat", ["cut ", "short ", "and resumed"])
+    s, _, _ = session("openai-chat")
+    s.on_open(200, "text/event-stream", "openai-chat", "pysse", "ans-2")
+    s.feed(raw[:40])
+    assert s.on_end() is True and s.streaming  # the bridge resumes
+    assert s.on_drop("early-end", "", "the body ended before the answer did") >= 0
+    s.on_resumed(40)
+    s.feed(raw[40:])
+    assert s.state == "completed" and s.text == "cut short and resumed"
+
+
+def test_an_early_end_twice_at_the_same_byte_means_the_answer_ended_there() -> None:
+    s, _, clock = session("openai-chat")
+    s.on_open(200, "text/event-stream", "", "pysse", "ans-3")
+    s.feed(stream("openai-chat", ["all there is"], terminal=False))
+    assert s.on_end() is True
+    assert s.on_drop("early-end", "", "") >= 0
+    clock.t += 300
+    s.on_resumed(s.cs.bytes_fed)
+    assert s.on_end() is True
+    assert s.on_drop("early-end", "", "") == -1
+    assert s.state == "truncated" and s.text == "all there is"
+    assert "the answer ended there" in s.note
+
+
+def test_an_answer_the_relay_ended_itself_is_not_resumed() -> None:
+    s, _, _ = session("openai-chat")
+    s.on_open(200, "text/event-stream", "", "pysse", "ans-4")
+    s.feed(stream("openai-chat", ["some"], terminal=False))
+    s.feed(b": pysse relay: stream ended, the upstream sent nothing for 300 s\n\n")
+    assert s.on_end() is False
+    assert s.state == "truncated"
+    assert "the relay ended it: the upstream sent nothing for 300 s" in s.note
+
+
+def test_without_an_answer_id_an_early_end_is_the_end() -> None:
+    s, _, _ = session("openai-chat")
+    s.feed(stream("openai-chat", ["plain relay"], terminal=False))
+    assert s.on_end() is False and s.state == "truncated"
+
+
+def test_a_page_back_in_view_revives_a_silent_or_dead_connection() -> None:
+    s, _, clock = session("openai-chat")
+    s.feed(stream("openai-chat", ["x"], terminal=False))
+    assert not s.should_revive(persisted=True)  # no answer id: nothing to resume
+    s.on_open(200, "text/event-stream", "", "pysse", "ans-5")
+    assert s.should_revive(persisted=True)  # back from the back-forward cache: dead
+    assert not s.should_revive(persisted=False)  # bytes just now: alive
+    clock.t += 2500
+    assert s.should_revive(persisted=False)  # silent since it went to the background

@@ -180,8 +180,8 @@ class ChatCall(AnswerListener):
         """Bytes that did not come through the bridge (a replay, saved bytes)."""
         return self.session.feed(data)
 
-    def on_end(self) -> None:
-        self.session.on_end()
+    def on_end(self) -> bool:
+        return self.session.on_end()
 
     def on_open(
         self, status: int, content_type: str, fmt: str, relay: str, answer_id: str = ""
@@ -252,6 +252,12 @@ class ChatCall(AnswerListener):
 
     def on_visible(self) -> None:
         self.sched.on_visible()
+        self.on_page_return(persisted=False)
+
+    def on_page_return(self, persisted: bool) -> None:
+        """The page is in view again: a connection killed meanwhile is resumed now."""
+        if self.handle is not None and self.session.should_revive(persisted):
+            self.handle.revive()
 
     def render(self) -> None:
         """Apply what changed since the last render (once per frame at most)."""

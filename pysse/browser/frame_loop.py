@@ -3,7 +3,8 @@
 Each answer has a ``FrameScheduler`` (``pysse.render.frames``) that decides *whether* to
 render; this loop owns the one ``requestAnimationFrame`` they share, so ten answers streaming
 at once still cost one frame callback, and it tells them when a hidden tab becomes visible
-again (a hidden tab gets no frames: NOTES.md). In a worker without ``requestAnimationFrame``
+again (a hidden tab gets no frames: NOTES.md) or comes back from the back-forward cache (its
+connections may be dead: ``pageshow``). In a worker without ``requestAnimationFrame``
 a 16 ms timer stands in, and nothing is ever hidden.
 """
 
@@ -23,6 +24,8 @@ class Scheduled(Protocol):
     def on_frame(self) -> None: ...
 
     def on_visible(self) -> None: ...
+
+    def on_page_return(self, persisted: bool) -> None: ...
 
 
 class FrameLoop:
@@ -77,6 +80,7 @@ class FrameLoop:
         self._has_raf = hasattr(js, "requestAnimationFrame")
         if self._has_document:
             js.document.addEventListener("visibilitychange", create_proxy(self._on_visibility))
+            js.window.addEventListener("pageshow", create_proxy(self._on_pageshow))
 
     def _on_frame(self, *_: Any) -> None:
         self.frames += 1
@@ -89,6 +93,12 @@ class FrameLoop:
         if not self.is_hidden():
             for who in list(self._live):
                 who.on_visible()
+
+    def _on_pageshow(self, e: Any) -> None:
+        """Back from the back-forward cache: its connections were closed meanwhile."""
+        if e.persisted:
+            for who in list(self._live):
+                who.on_page_return(persisted=True)
 
 
 LOOP = FrameLoop()

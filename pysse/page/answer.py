@@ -15,6 +15,10 @@ What it guarantees, whatever the network does:
 * **Resumable answers survive drops**: when the relay named the answer (``X-Pysse-Answer-Id``),
   a broken connection is not the end; ``on_drop`` says how long to wait
   (``pysse.page.reconnect``), and the resumed bytes continue the same parse.
+* **An early clean end is a drop**: a body that ends cleanly before the terminal signal is
+  how WebKit (and Apple's network stack under every iPhone browser) reports a cut
+  connection; when the relay keeps the answer, ``on_end`` says "resume" (issue #27). A page
+  back in view with a dead or silent connection resumes at once (``should_revive``).
 * **A continued answer reads as one text**: with ``continues``, the new deltas are joined to
   the partial answer (``pysse.page.continuation``).
 
@@ -33,7 +37,7 @@ from ..inspector import timing_summary
 from ..providers import Format, error_message
 from . import diagnose
 from .continuation import Joiner
-from .reconnect import Drop, Reconnect
+from .reconnect import Drop, Reconnect, early_end_is_drop, relay_reason, revive_on_return
 
 __all__ = ["STATE_TEXT", "AnswerListener", "AnswerSession"]
 
@@ -88,7 +92,8 @@ class AnswerSession:
         replay: bool = False,
     ) -> None:
         self.format = format
-        self.cs = ChatStream(format)
+        self.relay_ended = ""  # why the relay ended this answer itself, if it said so
+        self.cs = ChatStream(format, on_comment=self._on_comment)
         self.clock = clock
         self.t0 = clock()
         self.url = url
@@ -99,6 +104,7 @@ class AnswerSession:
         self.replay = replay
         self.listeners: list[AnswerListener] = []
         self.chunks: list[tuple[float, bytes]] = []  # raw bytes + arrival ms, for the inspector
+        self.last_byte_ms = 0.0
         self.t_first_text: float | None = None
         self.t_end: float | None = None
         self.state = "streaming"
@@ -162,6 +168,7 @@ class AnswerSession:
         """Bytes of the body; True if they completed chat content (keep-alives do not count:
         the bridge re-arms its no-content timer only on True)."""
         t = self.now()
+        self.last_byte_ms = t
         if self.keep_chunks:
             self.chunks.append((t, data))
         if self.reconnect.reconnecting and data:
@@ -174,9 +181,26 @@ class AnswerSession:
         self._apply(events)
         return bool(events)
 
-    def on_end(self) -> None:
-        """The body ended cleanly: without the format's terminal signal, a truncation."""
-        self._apply(self.cs.close())
+    def on_end(self) -> bool:
+        """The body ended cleanly (``done: true``). True: that was a drop (the terminal signal
+        never came and the relay keeps the answer): the bridge resumes it. False: the answer
+        ended here (without the terminal signal, ``truncated``)."""
+        if not self.streaming:
+            return False
+        if early_end_is_drop(resumable=bool(self.answer_id), relay_ended=bool(self.relay_ended)):
+            return True
+        self._apply(self.cs.close(reason=self._relay_detail()))
+        return False
+
+    def should_revive(self, persisted: bool) -> bool:
+        """The page is in view again (``persisted``: back from the back-forward cache): True
+        when the connection the system may have killed meanwhile, without an error, should be
+        replaced by a resume now rather than after the idle timeout."""
+        return self.streaming and revive_on_return(
+            resumable=bool(self.answer_id),
+            persisted=persisted,
+            silent_ms=self.now() - self.last_byte_ms,
+        )
 
     def on_open(
         self, status: int, content_type: str, fmt: str, relay: str, answer_id: str = ""
@@ -235,6 +259,8 @@ class AnswerSession:
                 self._apply(
                     self.cs.fail("timeout", f"timed out: no bytes for {self.idle_s:g} s ({why})")
                 )
+            elif kind == "early-end":  # the relay has no more: the answer's own ending
+                self._apply(self.cs.close(reason=self._relay_detail() or why))
             else:
                 self._apply(self.cs.close(reason=f"the connection broke and {why} ({name})"))
             return -1
@@ -268,6 +294,14 @@ class AnswerSession:
         self._apply(self.cs.abort())
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _on_comment(self, text: str) -> None:
+        why = relay_reason(text)
+        if why is not None:
+            self.relay_ended = why
+
+    def _relay_detail(self) -> str | None:
+        return f"the relay ended it: {self.relay_ended}" if self.relay_ended else None
 
     def _tell(self, name: str, *args: Any) -> None:
         for listener in self.listeners:
