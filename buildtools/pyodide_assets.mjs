@@ -24,7 +24,7 @@ const [cmd, pyodideDir, ...rest] = process.argv.slice(2);
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 const { default: createPyodideModule } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.asm.mjs")).href);
 // The page's own boot code: the snapshot is checked with the very function that restores it.
-const { undoDelta } = await import(pathToFileURL(path.join(HERE, "..", "web", "boot.js")).href);
+const { fitHeap, undoDelta } = await import(pathToFileURL(path.join(HERE, "..", "web", "boot.js")).href);
 const indexURL = path.resolve(pyodideDir) + "/";
 const quiet = { stdout: () => {}, stderr: (s) => process.stderr.write(s + "\n") };
 const t0 = performance.now();
@@ -200,6 +200,7 @@ async function verify(snap, delta, stdlibZip, zips, stamp) {
     fsInit: async (FS) => { for (const [p, data] of zips) FS.writeFile(p, data); },
     createPyodideModule: async (settings) => {
       const module = await createPyodideModule(settings);
+      fitHeap(module, snap);
       await undoDelta(snap, module.HEAPU8, delta);
       return module;
     },

@@ -92,6 +92,17 @@ export async function undoDelta(snapshot, heap, delta) {
   new Uint32Array(snapshot.buffer, snapshot.byteOffset, 1)[0] = delta.magic;
 }
 
+// Pyodide restores a snapshot into the memory a fresh module starts with, without growing
+// it: a heap that grew past that at build time (the page's modules and their data) needs the
+// memory grown to its size first, as it was when the snapshot was taken.
+export function fitHeap(module, snapshot) {
+  const offset = new Uint32Array(snapshot.buffer, snapshot.byteOffset, 4)[1];
+  const need = snapshot.length - offset;
+  if (module.HEAPU8.length < need && !module.growMemory(need)) {
+    throw new BootError(`could not grow Python's memory to the snapshot's ${need} bytes`);
+  }
+}
+
 // One loadPyodide: `zips` and `snapshot` are promises of bytes, started by the caller.
 async function load(manifest, stdlib, zips, snapshot, bytes, phase) {
   const base = abs(manifest.pyodide);
@@ -130,6 +141,7 @@ async function load(manifest, stdlib, zips, snapshot, bytes, phase) {
       const module = await createPyodideModule(settings);
       mark("module-created");
       await turn();
+      if (snapshot) fitHeap(module, await snapshot);
       if (snapshot && manifest.snapshot.delta) await undoDelta(await snapshot, module.HEAPU8, manifest.snapshot.delta);
       mark(snapshot ? "restore" : "interpreter-start");
       return module;

@@ -12,7 +12,6 @@ returns its exports. A page whose Content-Security-Policy forbids that (no
 from __future__ import annotations
 
 import re
-from importlib import resources
 from typing import Any
 
 import js
@@ -44,6 +43,8 @@ def get_bridge() -> Any:
     found = getattr(js, "pysseBridge", None)
     if found is not None and getattr(found, "start", None) is not None:
         return found
+    from importlib import resources  # (not at import: the page's snapshot would carry it)
+
     from pyodide.code import run_js
     from pyodide.ffi import JsException
 

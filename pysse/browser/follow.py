@@ -15,17 +15,22 @@ from pyodide.ffi import create_proxy
 
 from ..render.frames import ScrollFollower
 
-__all__ = ["Follow", "scroller_of"]
+__all__ = ["Follow", "is_element", "scroller_of"]
 
 UP_KEYS = ("ArrowUp", "PageUp", "Home")
 DOWN_KEYS = ("ArrowDown", "PageDown", "End", " ")
+
+
+def is_element(node: Any) -> bool:
+    """Whether ``node`` is an element (a JS null reaches Python as ``jsnull``, not None)."""
+    return getattr(node, "nodeType", None) == 1
 
 
 def scroller_of(el: Any) -> Any:
     """The element that scrolls ``el`` into view: its nearest ancestor whose overflow can
     scroll, else the document's scrolling element."""
     node = el.parentElement
-    while node is not None and getattr(node, "nodeType", None) == 1:
+    while is_element(node):
         overflow = str(js.getComputedStyle(node).overflowY)
         if overflow in ("auto", "scroll", "overlay"):
             return node

@@ -32,7 +32,7 @@ from ..page.answer import AnswerSession
 from ..providers import FORMATS, Format
 from ..render.update import Update
 from .call import CallListener, ChatCall, ChatResult, Timeouts, body_json
-from .follow import Follow, scroller_of
+from .follow import Follow, is_element, scroller_of
 
 __all__ = [
     "ChatCall",
@@ -145,7 +145,7 @@ def _element(into: Any) -> Any:
         if not hasattr(js, "document"):
             raise StreamChatError("into: there is no document here (a worker?): use on_update")
         found = js.document.querySelector(into)
-        if found is None:
+        if not is_element(found):
             raise StreamChatError(f"into={into!r}: no element in the document matches it")
         return found
     if not getattr(into, "isConnected", False):
