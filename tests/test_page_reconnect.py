@@ -1,11 +1,24 @@
 """The page's reconnect policy, pure: backoff with jitter, retry: honoured, a bounded outage,
-an idle timeout that reconnects once, bytes ending an outage; and the resume URL."""
+an idle timeout that reconnects once, bytes ending an outage; and the resume URL. An early
+clean end (WebKit's cut) resumes until the relay has nothing more; a page coming back revives
+a dead or silent connection (issue #27)."""
 
 from __future__ import annotations
 
 import random
 
-from pysse.page.reconnect import Reconnect, resume_url
+import pytest
+
+from pysse import ChatStream
+from pysse.page.reconnect import (
+    REVIVE_SILENCE_MS,
+    Reconnect,
+    early_end_is_drop,
+    relay_reason,
+    resume_url,
+    revive_on_return,
+)
+from pysse.server.resume import relay_note
 
 
 def policy(**kw: object) -> Reconnect:
@@ -69,3 +82,61 @@ def test_resume_url_keeps_an_existing_query() -> None:
         resume_url("http://r/v1beta/models/m:streamGenerateContent?alt=sse", "id", None)
         == "http://r/v1beta/models/m:streamGenerateContent?alt=sse&answer=id"
     )
+
+
+def test_an_early_clean_end_resumes_until_the_relay_has_nothing_more() -> None:
+    r = policy()
+    assert r.on_drop(0, "early-end", 400) == 250  # WebKit's cut: resume
+    r.on_bytes()
+    assert r.on_drop(1000, "early-end", 900) == 250  # the resume brought more, then cut again
+    # The next resume brought nothing and ended cleanly: the answer ended at byte 900.
+    assert r.on_drop(1500, "early-end", 900) is None
+    assert r.why == "the relay has nothing after byte 900: the answer ended there"
+
+
+def test_early_ends_and_idle_timeouts_are_counted_apart() -> None:
+    r = policy()
+    assert r.on_drop(0, "idle", 500) == 250
+    assert r.on_drop(10, "early-end", 500) is not None  # not "the same again": another kind
+    assert r.on_drop(20, "early-end", 500) is None
+
+
+def test_a_revive_resumes_at_once_and_stays_bounded() -> None:
+    r = policy(give_up_s=1)
+    assert r.on_drop(0, "revived", 10) == 0.0
+    assert r.on_drop(10, "revived", 10) == 0.0  # never "nothing new": the page came back
+    assert r.total == 2 and r.attempts == 0  # no backoff built up for the next real drop
+    assert r.on_drop(20, "read-error", 10) == 250
+    assert r.on_drop(1000, "revived", 10) is None and "failed for 1 s" in r.why
+
+
+def test_an_early_end_is_a_drop_only_for_an_answer_the_relay_keeps_and_did_not_end() -> None:
+    assert early_end_is_drop(resumable=True, relay_ended=False)
+    assert not early_end_is_drop(resumable=False, relay_ended=False)  # no answer id: as before
+    assert not early_end_is_drop(resumable=True, relay_ended=True)  # the relay said it ended
+
+
+@pytest.mark.parametrize(
+    "why", ["nobody watched it for 120 s", "no bytes for 60 s", "stopped by the user"]
+)
+def test_the_relays_closing_note_is_read_back_through_the_parser(why: str) -> None:
+    # The relay writes it (pysse.server.resume); the page reads it from the SSE comment.
+    seen: list[str] = []
+    cs = ChatStream("openai-chat", on_comment=seen.append)
+    cs.feed(b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n' + relay_note(why))
+    reasons = [r for r in map(relay_reason, seen) if r is not None]
+    assert reasons == [why]
+    assert cs.text == "hi"  # a comment: no text changed
+
+
+@pytest.mark.parametrize("comment", ["", "ping", "keep-alive", "pysse relay: started"])
+def test_other_comments_are_no_relay_note(comment: str) -> None:
+    assert relay_reason(comment) is None
+
+
+def test_a_page_coming_back_revives_a_dead_or_silent_connection() -> None:
+    quiet = REVIVE_SILENCE_MS
+    assert revive_on_return(resumable=True, persisted=True, silent_ms=0)  # bfcache: dead
+    assert revive_on_return(resumable=True, persisted=False, silent_ms=quiet)
+    assert not revive_on_return(resumable=True, persisted=False, silent_ms=quiet - 1)  # alive
+    assert not revive_on_return(resumable=False, persisted=True, silent_ms=1e9)  # no answer id

@@ -127,7 +127,7 @@ function follow(o) {
     } catch (e) {
       clearTimers();
       if (stopped) return DONE;
-      if (!first) return drop("network-error", e.name, String(e.message));
+      if (!first) return drop(timedOut === "revived" ? "revived" : "network-error", e.name, String(e.message));
       if (timedOut) call("on_timeout", timedOut, firstByteMs / 1000);
       else if (e.name !== "AbortError") {
         const found = await probe(url);
@@ -174,12 +174,17 @@ function follow(o) {
         if (call("on_chunk", value)) armContent();
       }
       clearTimers();
-      call("on_end");
+      // done: true is not always the end: WebKit (and Apple's network stack) report a cut
+      // connection that way, where Chromium's read rejects. Python says whether the answer
+      // ended (false) or this was a drop to resume (true: no terminal signal yet, and the
+      // relay keeps the answer).
+      if (call("on_end") === true) return drop("early-end", "", "the body ended before the answer did");
       return DONE;
     } catch (e) {
       clearTimers();
       if (stopped) return DONE;
       if (timedOut === "idle") return drop("idle", "TimeoutError", `no bytes for ${idleMs / 1000} s`);
+      if (timedOut === "revived") return drop("revived", "AbortError", "replaced when the page came back");
       if (timedOut) { call("on_timeout", timedOut, seconds(timedOut)); return DONE; }
       return drop("read-error", e.name, String(e.message));
     }
@@ -215,6 +220,13 @@ function follow(o) {
       }
       if (ctl) ctl.abort(new DOMException("Stopped by the user", "AbortError"));
       if (wake) wake();
+    },
+    // The page came back into view and Python judged this answer's connection dead or
+    // silent (pysse.page.reconnect.revive_on_return): resume now, not at the idle timeout.
+    revive: () => {
+      if (stopped || !answerId) return;
+      if (wake) wake(); // between two tries: the next one starts now
+      else if (ctl) expire("revived");
     },
     answer_id: () => answerId,
     received: () => received,

@@ -176,6 +176,7 @@ class App:
         on(self.log, "load", self.scroll.after_render, capture=True)
         on(js.window, "resize", self.scroll.after_render)
         on(self.doc, "visibilitychange", self._on_visibility)
+        on(js.window, "pageshow", self._on_pageshow)
 
     def _on_key(self, e: Any) -> None:
         if e.key == "Enter" and not e.shiftKey and not e.isComposing:
@@ -216,6 +217,13 @@ class App:
         if self.doc.visibilityState == "visible":
             for turn in list(self.answers.active):
                 turn.sched.on_visible()
+                turn.on_page_return(persisted=False)
+
+    def _on_pageshow(self, e: Any) -> None:
+        """Back from the back-forward cache: its connections were closed meanwhile."""
+        if e.persisted:
+            for turn in list(self.answers.active):
+                turn.on_page_return(persisted=True)
 
     # -- frames and the timer --------------------------------------------------------------------
 

@@ -10,6 +10,9 @@ drops is not the end. The bridge asks ``on_drop`` how long to wait (``pysse.page
 shows "Reconnecting…", asks the relay for the bytes after the ones already here, and feeds them
 into the same ``ChatStream``: the parse continues exactly where it was, mid-line or
 mid-character. Only when reconnecting fails does the answer end ``truncated``, with the reason.
+A body that ends cleanly before the format's terminal signal is a drop too (WebKit reports a
+cut that way), and so is a dead or silent connection when the page comes back into view
+(``on_page_return``); the rules are ``pysse.page.reconnect``'s.
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ from ..events import ChatEvent, Finish, Outcome, ReasoningDelta, TextDelta, Usag
 from ..inspector import timing_summary
 from ..page import diagnose
 from ..page.continuation import Joiner
-from ..page.reconnect import Drop, Reconnect
+from ..page.reconnect import (
+    Drop,
+    Reconnect,
+    early_end_is_drop,
+    relay_reason,
+    revive_on_return,
+)
 from ..page.recording import Recording
 from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter
@@ -62,7 +71,8 @@ class Turn:
         self.usage_el = q(".usage", el)
         s = app.settings
         self.format = s["format"]
-        self.cs = ChatStream(self.format)
+        self.relay_ended = ""  # why the relay ended this answer itself, if it said so
+        self.cs = ChatStream(self.format, on_comment=self._on_comment)
         from ..render.streaming import StreamingMarkdown  # see App.md_for
 
         self.md = StreamingMarkdown(md=app.md_for(image_hosts(s)))
@@ -137,8 +147,24 @@ class Turn:
             return bool(events)
         return False
 
-    def on_end(self) -> None:
-        self._apply(self.cs.close())
+    def on_end(self) -> bool:
+        """The body ended cleanly (``done: true``). True: that was a drop (the terminal
+        signal never came and the relay keeps the answer), and the bridge resumes it; False:
+        the answer ended here."""
+        if self.state != "streaming":
+            return False
+        if early_end_is_drop(resumable=bool(self.answer_id), relay_ended=bool(self.relay_ended)):
+            return True
+        self._apply(self.cs.close(reason=self._relay_detail()))
+        return False
+
+    def _on_comment(self, text: str) -> None:
+        why = relay_reason(text)
+        if why is not None:
+            self.relay_ended = why
+
+    def _relay_detail(self) -> str | None:
+        return f"the relay ended it: {self.relay_ended}" if self.relay_ended else None
 
     def on_open(
         self, status: int, content_type: str, fmt: str, relay: str, answer_id: str = ""
@@ -208,6 +234,8 @@ class Turn:
             if kind == "idle":
                 idle = int(self.app.settings["idle_s"])
                 self._apply(self.cs.fail("timeout", f"timed out: no bytes for {idle:g} s ({why})"))
+            elif kind == "early-end":  # the relay has no more: the answer's own ending
+                self._apply(self.cs.close(reason=self._relay_detail()))
             else:
                 self._apply(self.cs.close(reason=f"the connection broke and {why} ({name})"))
             return -1
@@ -251,6 +279,18 @@ class Turn:
         self._apply(self.cs.fail("timeout", f"timed out: {what} for {seconds:g} s"))
 
     # -- from the page -------------------------------------------------------------------------
+
+    def on_page_return(self, persisted: bool) -> None:
+        """The page is in view again (``persisted``: restored from the back-forward cache):
+        a connection the system killed meanwhile, without an error, is resumed now rather
+        than after the idle timeout."""
+        if self.handle is None or self.state != "streaming":
+            return
+        last = self.chunks[-1][0] if self.chunks else 0.0
+        if revive_on_return(
+            resumable=bool(self.answer_id), persisted=persisted, silent_ms=self.now() - last
+        ):
+            self.handle.revive()
 
     def stop(self) -> None:
         """Stop: the bridge aborts the request and, for a resumable answer, tells the relay
