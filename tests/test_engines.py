@@ -25,7 +25,10 @@ def test_boots_from_the_snapshot_with_its_heap_check_and_answers_in_every_format
 ) -> None:
     chat = open_chat()
     # The snapshot was used: its fresh-heap check (web/boot.js undoDelta) passed in this engine.
-    assert chat.page.evaluate("() => window.pysseBoot") == {"path": "snapshot", "snapshotError": None}
+    assert chat.page.evaluate("() => window.pysseBoot") == {
+        "path": "snapshot",
+        "snapshotError": None,
+    }
     assert chat.page.evaluate(FROZEN) > 10_000  # what boot imported is out of the GC's sight
     for i, fmt in enumerate(FORMATS):
         chat.page.evaluate(

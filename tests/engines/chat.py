@@ -52,8 +52,12 @@ class Chat:
 
     def reload(self) -> None:
         """``location.reload()``, and wait for the new document to be ready."""
-        self.page.evaluate("() => { window.__before_reload = 1; setTimeout(() => location.reload(), 0); }")
-        self.page.wait_for("() => !window.__before_reload && document.readyState !== 'loading'", timeout=60)
+        self.page.evaluate(
+            "() => { window.__before_reload = 1; setTimeout(() => location.reload(), 0); }"
+        )
+        self.page.wait_for(
+            "() => !window.__before_reload && document.readyState !== 'loading'", timeout=60
+        )
         self.wait_ready()
 
     def send(self, text: str) -> None:

@@ -53,7 +53,13 @@ def find_node() -> str:
 def find_puppeteer_core() -> str:
     found = _first(
         os.environ.get("PYSSE_PUPPETEER_CORE"),
-        str(ROOT / ".cache" / f"puppeteer-core-{PUPPETEER_VERSION}" / "node_modules" / "puppeteer-core"),
+        str(
+            ROOT
+            / ".cache"
+            / f"puppeteer-core-{PUPPETEER_VERSION}"
+            / "node_modules"
+            / "puppeteer-core"
+        ),
     )
     if not found:
         raise EngineUnavailable(
@@ -67,7 +73,9 @@ def find_webkit() -> tuple[str, str, str]:
     """The MiniBrowser, WebKitWebDriver and Xvfb."""
     minibrowser = _first(os.environ.get("PYSSE_MINIBROWSER"), *MINIBROWSER)
     driver = _first(
-        os.environ.get("PYSSE_WEBKIT_DRIVER"), "/usr/bin/WebKitWebDriver", shutil.which("WebKitWebDriver")
+        os.environ.get("PYSSE_WEBKIT_DRIVER"),
+        "/usr/bin/WebKitWebDriver",
+        shutil.which("WebKitWebDriver"),
     )
     xvfb = _first("/usr/bin/Xvfb", shutil.which("Xvfb"))
     if not (minibrowser and driver):

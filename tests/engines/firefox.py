@@ -55,7 +55,10 @@ class FirefoxDriver(Driver):
     name: EngineName = "firefox"
 
     def __init__(self, node: str, puppeteer_core: str, firefox: str) -> None:
-        self.log = tempfile.NamedTemporaryFile(prefix="pysse-firefox-", suffix=".log", delete=False)
+        # the driver's stderr, kept for as long as the driver runs (read when it fails)
+        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115
+            prefix="pysse-firefox-", suffix=".log", delete=False
+        )
         self.proc = subprocess.Popen(
             [node, str(HERE / "firefox_driver.cjs")],
             stdin=subprocess.PIPE,

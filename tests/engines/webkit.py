@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 from typing import Any, Literal
 
 from . import Driver, EngineName, EnginePage, js_args
@@ -72,7 +71,9 @@ class WebKitPage(EnginePage):
     def press(self, selector: str, key: Literal["Enter", "Escape", "Tab"]) -> None:
         from selenium.webdriver.common.keys import Keys
 
-        self._find(selector).send_keys({"Enter": Keys.ENTER, "Escape": Keys.ESCAPE, "Tab": Keys.TAB}[key])
+        self._find(selector).send_keys(
+            {"Enter": Keys.ENTER, "Escape": Keys.ESCAPE, "Tab": Keys.TAB}[key]
+        )
 
     def click(self, selector: str) -> None:
         self._find(selector).click()
@@ -132,7 +133,7 @@ def start_xvfb(xvfb: str) -> tuple[subprocess.Popen[bytes], str]:
         [xvfb, "-displayfd", str(write), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
         pass_fds=(write,),
         stdout=subprocess.DEVNULL,
-        stderr=tempfile.TemporaryFile(),
+        stderr=subprocess.DEVNULL,
     )
     os.close(write)
     with os.fdopen(read) as f:
