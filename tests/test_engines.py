@@ -225,3 +225,52 @@ def test_no_serious_axe_violations(open_chat: Any) -> None:
     chat.page.wait_for("() => !document.querySelector('[data-role=inspector]').hidden")
     found["inspector"] = chat.page.evaluate(AXE_RUN, AXE_PATH)
     assert {k: v for k, v in found.items() if v} == {}
+
+
+MIDDLE = """() => { const l = document.querySelector('[data-role=log]'), r = l.getBoundingClientRect();
+  const el = document.elementFromPoint(r.left + r.width / 2, r.top + l.clientHeight / 2);
+  window.__middle = el; return el.getBoundingClientRect().top; }"""
+
+
+@pytest.mark.parametrize("anchoring", ["engine", "page"])
+def test_a_reader_scrolled_up_keeps_their_place(open_chat: Any, anchoring: str) -> None:
+    # WebKit has no CSS scroll anchoring (overflow-anchor): there the page holds the view
+    # itself. "page" turns the engine's anchoring off everywhere and the page's on, so the
+    # page's own hold is proven in every engine; in WebKit both runs are the page's.
+    chat = open_chat({"headers": "X-Demo-Pace: 40"}, width=800, height=500)
+    native = chat.page.evaluate("() => CSS.supports('overflow-anchor', 'auto')")
+    assert native == (chat.engine != "webkit")  # the engine difference itself
+    if anchoring == "page":
+        chat.page.evaluate(
+            "() => { document.querySelector('[data-role=log]').style.overflowAnchor = 'none';"
+            " pysseApp.scroll.hold.native = false; }"
+        )
+    chat.send("/demo long")
+    chat.page.wait_for(
+        "() => { const l = document.querySelector('[data-role=log]');"
+        " return l.scrollHeight > l.clientHeight * 3; }"
+    )
+    # The reader scrolls 400 px up (a wheel gesture, then the scroll it makes).
+    chat.page.evaluate(
+        "() => { const l = document.querySelector('[data-role=log]');"
+        " l.dispatchEvent(new WheelEvent('wheel', { deltaY: -400, bubbles: true }));"
+        " l.scrollTop = l.scrollTop - 400; }"
+    )
+    chat.page.wait_for("() => !document.querySelector('[data-role=jump]').hidden")
+    top = chat.page.evaluate(MIDDLE)
+    renders = chat.message()["renders"]
+    # Content above the view changes height (as a table re-flowing or an image loading
+    # there does), then the answer goes on rendering.
+    chat.page.evaluate(
+        "() => { document.querySelector('[data-role=log] .msg.user').style.paddingTop = '120px'; }"
+    )
+    chat.page.wait_for(
+        "(n) => Number(document.querySelector('[data-role=assistant]').dataset.renders) > n + 2",
+        renders,
+    )
+    moved = chat.page.evaluate("() => window.__middle.getBoundingClientRect().top") - top
+    assert abs(moved) <= 1, f"{chat.engine}: the text the reader was on moved {moved:+.1f} px"
+    assert chat.message()["state"] == "streaming"  # (the answer was still growing meanwhile)
+    if anchoring == "page" or chat.engine == "webkit":
+        assert chat.page.evaluate("() => pysseApp.scroll.hold.corrections") >= 1
+    chat.page.click("[data-role=stop]")
