@@ -203,11 +203,11 @@ def open_chat(engine: Any, engine_server: LiveServer) -> Iterator[Any]:
         width: int = 1000,
         height: int = 700,
         base: str | None = None,
-        boot: bool = True,
+        without: tuple[str, ...] = (),
     ) -> Any:
         chat = Chat(engine.new_page(width, height), base or engine_server.url)
         chats.append(chat)
-        return chat.open(settings) if boot else chat
+        return chat.open(settings, without=without)
 
     yield make
     problems = []

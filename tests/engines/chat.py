@@ -27,13 +27,21 @@ class Chat:
         self.base = base
         self.engine = page.engine
 
-    def open(self, settings: dict[str, Any] | None = None, path: str = "/") -> Chat:
+    def open(
+        self, settings: dict[str, Any] | None = None, path: str = "/", without: tuple[str, ...] = ()
+    ) -> Chat:
         """Store the settings for the page's origin (from a blank page there), then load it
-        and wait until Python is ready."""
+        and wait until Python is ready. ``without``: APIs the probe removes before the page
+        starts (``scheduler``, ``requestIdleCallback``, ``indexedDB``)."""
         s = {"headers": "X-Demo-Pace: 0.05"}
         s.update(settings or {})
         self.page.goto(self.base + BLANK_PATH)
-        self.page.evaluate("(s) => localStorage.setItem('pysse.settings.v1', s)", json.dumps(s))
+        self.page.evaluate(
+            "(s, w) => { localStorage.setItem('pysse.settings.v1', s);"
+            " sessionStorage.setItem('pysse.engine.without', w); }",
+            json.dumps(s),
+            json.dumps(list(without)),
+        )
         self.page.goto(self.base + path)
         self.wait_ready()
         return self

@@ -39,6 +39,19 @@ PROBE_JS = b"""(() => {
   };
   window.__frames = 0;
   (function tick() { window.__frames++; requestAnimationFrame(tick); })();
+  // What a test takes away before the page starts (set from the blank page): the APIs Safari
+  // lacks, or an IndexedDB that refuses to open as private modes have.
+  const without = JSON.parse(sessionStorage.getItem("pysse.engine.without") || "[]");
+  const gone = {
+    scheduler: () => { delete window.scheduler; },
+    requestIdleCallback: () => { delete window.requestIdleCallback; delete window.cancelIdleCallback; },
+    indexedDB: () => {
+      // (on the prototype: WebKit ignores an own property assigned on indexedDB)
+      Object.defineProperty(IDBFactory.prototype, "open", { configurable: true, value: () => {
+        throw new DOMException("IndexedDB is disabled in private mode", "InvalidStateError"); } });
+    },
+  };
+  for (const name of without) gone[name]();
 })();
 """
 
