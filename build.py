@@ -50,6 +50,9 @@ PYODIDE_FILES = (
     "pyodide-lock.json",
 )
 AXE_VERSION = "4.14.1"  # axe-core, for the accessibility tests only: never part of the site
+# puppeteer-core drives Firefox over WebDriver BiDi in the engine matrix (tests/engines/);
+# tests/engines/find.py looks for it where fetch_puppeteer_core puts it
+PUPPETEER_VERSION = "25.16.0"
 # Loaded by URL in this order: loadPackage() does no dependency resolution for URLs.
 BROWSER_WHEELS = (
     "mdurl==0.1.2",
@@ -148,6 +151,58 @@ def find_redis_server(install: bool = True) -> str:
         "redis-server is needed for the multi-relay tests: apt-get install redis-server "
         "(or set PYSSE_REDIS_SERVER to its path)"
     )
+
+
+def find_engines(install: bool = True) -> dict[str, str]:
+    """Firefox ESR and WebKitGTK (with Xvfb) for the engine matrix, as environment
+    variables for the tests; Debian's packages installed when root, as for Chromium. An
+    engine that cannot be had is left out of ``PYSSE_ENGINES`` with a warning (the matrix
+    then runs in the others); set ``PYSSE_ENGINES`` to choose them yourself."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from engines import EngineUnavailable
+    from engines.find import find_firefox, find_webkit
+
+    packages = {"firefox": ["firefox-esr"], "webkit": ["webkit2gtk-driver", "xvfb"]}
+    lookups = {"firefox": find_firefox, "webkit": find_webkit}
+    env = {"PYSSE_PUPPETEER_CORE": str(fetch_puppeteer_core())}
+    chosen = ["chromium"]
+    for name, lookup in lookups.items():
+        try:
+            lookup()
+        except EngineUnavailable as exc:
+            if not (install and apt_install(*packages[name])):
+                log(f"warning: {exc}: the engine matrix runs without {name}")
+                continue
+        chosen.append(name)
+    env["PYSSE_ENGINES"] = os.environ.get("PYSSE_ENGINES") or ",".join(chosen)
+    return env
+
+
+def fetch_puppeteer_core() -> Path:
+    """puppeteer-core from npm, installed once into .cache/puppeteer-core-VERSION/ (no
+    browser download: the core package never fetches one)."""
+    dest = CACHE / f"puppeteer-core-{PUPPETEER_VERSION}"
+    package = dest / "node_modules" / "puppeteer-core"
+    if (package / "package.json").exists():
+        return package
+    find_node()
+    dest.mkdir(parents=True, exist_ok=True)
+    log(f"npm install puppeteer-core@{PUPPETEER_VERSION}")
+    npm = shutil.which("npm") or "npm"
+    run(
+        [
+            npm,
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+            "--no-save",
+            "--prefix",
+            str(dest),
+            f"puppeteer-core@{PUPPETEER_VERSION}",
+        ],
+    )
+    return package
 
 
 def find_node() -> str:
@@ -515,9 +570,11 @@ def cmd_test(args: argparse.Namespace) -> int:
     chromium = find_chromium()
     redis_server = find_redis_server()
     find_node()
+    engines = find_engines()
     site = build_site()
     env = dict(
         os.environ,
+        **engines,
         PYSSE_CHROMIUM=chromium,
         PYSSE_REDIS_SERVER=redis_server,
         PYSSE_SITE=str(site),

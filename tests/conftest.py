@@ -131,6 +131,94 @@ class Page:
         self.ctx.close()
 
 
+def axe_path() -> Path:
+    """axe-core's axe.min.js (npm; the tests inject it, the site never ships it)."""
+    path = os.environ.get("PYSSE_AXE")
+    if path:
+        return Path(path)
+    sys.path.insert(0, str(ROOT))
+    import build
+
+    return build.fetch_axe()
+
+
+# -- the engine matrix (tests/engines/): the same tests in Chromium, Firefox and WebKit --------
+
+# PYSSE_ENGINES=chromium,webkit runs the matrix in those engines only (all three by default;
+# `python build.py test` installs the missing ones when it can).
+ENGINE_NAMES = [
+    e for e in os.environ.get("PYSSE_ENGINES", "chromium,firefox,webkit").split(",") if e.strip()
+]
+
+
+@pytest.fixture(scope="session", params=ENGINE_NAMES)
+def engine(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """One running browser of each engine for the whole session (they start in seconds, and
+    each page gets fresh storage)."""
+    from engines import EngineUnavailable
+    from engines.launch import launch
+
+    try:
+        driver = launch(request.param, request)
+    except EngineUnavailable as exc:
+        pytest.fail(f"{request.param}: {exc}", pytrace=False)
+    yield driver
+    driver.close()
+
+
+@pytest.fixture(scope="session")
+def engine_server(site: Path) -> Iterator[LiveServer]:
+    """The page server, with the engine probe in index.html (tests/engines/probe.py)."""
+    from engines.probe import AXE_PATH, with_probe
+    from pysse.server.app import create_app
+
+    with LiveServer(with_probe(create_app(site), {AXE_PATH: axe_path().read_bytes()})) as live:
+        yield live
+
+
+@pytest.fixture(scope="session")
+def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A site built without the memory snapshot (the plain boot), with the probe."""
+    from engines.probe import with_probe
+    from pysse.server.app import create_app
+
+    sys.path.insert(0, str(ROOT))
+    import build
+
+    plain = build.build_site(tmp_path_factory.mktemp("engines") / "plain", snapshot=False)
+    with LiveServer(with_probe(create_app(plain))) as live:
+        yield live
+
+
+@pytest.fixture
+def open_chat(engine: Any, engine_server: LiveServer) -> Iterator[Any]:
+    """``open_chat(settings=..., width=..., height=..., base=...)``: the chat page, booted, in
+    the engine under test; every page's errors fail the test."""
+    from engines.chat import Chat
+
+    chats: list[Any] = []
+
+    def make(
+        settings: dict[str, Any] | None = None,
+        width: int = 1000,
+        height: int = 700,
+        base: str | None = None,
+        without: tuple[str, ...] = (),
+    ) -> Any:
+        chat = Chat(engine.new_page(width, height), base or engine_server.url)
+        chats.append(chat)
+        return chat.open(settings, without=without)
+
+    yield make
+    problems = []
+    for chat in chats:
+        try:
+            problems += chat.page.errors()
+        finally:
+            chat.page.close()
+    assert problems == [], problems
+
+
 @pytest.fixture
 def make_page(browser: Any, server: LiveServer) -> Iterator[Any]:
     pages: list[Page] = []

@@ -1,0 +1,101 @@
+"""One small driver interface for the browser tests that run in every engine (issue #27).
+
+Three implementations, each over the engine's own automation protocol:
+
+* ``chromium``: Debian's Chromium through Playwright (CDP), as the rest of the suite;
+* ``firefox``: Debian's Firefox ESR over WebDriver BiDi, through puppeteer-core in a long-lived
+  Node process (``firefox_driver.cjs``) that this side talks to in JSON lines;
+* ``webkit``: WebKitGTK's MiniBrowser through Selenium and ``WebKitWebDriver`` (classic
+  WebDriver: no BiDi there, so no init scripts and no console log), under ``xvfb-run``.
+
+What a test can do is what all three can do: open a URL, evaluate a function, wait for a
+condition, type, press a key, click, take a screenshot, and read the page's errors. The
+page's errors (uncaught errors, unhandled rejections, ``console.error``) are recorded by a
+probe script the test server puts first in ``index.html`` (``probe.py``): the one way that
+works in WebKit, and the same in every engine.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+__all__ = ["ENGINES", "Driver", "EngineName", "EnginePage", "EngineUnavailable"]
+
+EngineName = Literal["chromium", "firefox", "webkit"]
+ENGINES: tuple[EngineName, ...] = ("chromium", "firefox", "webkit")
+
+
+class EngineUnavailable(RuntimeError):
+    """The engine is not installed here (the message says how to get it)."""
+
+
+class EnginePage:
+    """One tab with its own storage. Subclasses implement the primitives; the waits and the
+    chat-page helpers are written once, on top of ``evaluate``."""
+
+    engine: EngineName
+
+    # -- primitives (one per engine) ---------------------------------------------------------
+
+    def goto(self, url: str) -> None:
+        raise NotImplementedError
+
+    def evaluate(self, fn: str, *args: Any) -> Any:
+        """Call the JavaScript function ``fn`` (source text, e.g. ``"(a) => a + 1"``) with
+        ``args`` (JSON values) in the page; a promise is awaited. Returns a JSON value."""
+        raise NotImplementedError
+
+    def type(self, selector: str, text: str) -> None:
+        """Focus ``selector`` and type ``text`` with real key events."""
+        raise NotImplementedError
+
+    def press(self, selector: str, key: Literal["Enter", "Escape", "Tab"]) -> None:
+        raise NotImplementedError
+
+    def click(self, selector: str) -> None:
+        raise NotImplementedError
+
+    def screenshot(self, path: str) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    # -- written once --------------------------------------------------------------------------
+
+    def wait_for(self, fn: str, *args: Any, timeout: float = 60.0, every: float = 0.1) -> Any:
+        """Poll ``fn`` until it returns a truthy value (returned); a timeout says what."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.evaluate(fn, *args)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.engine}: not true after {timeout:g} s: {fn} {args}")
+            time.sleep(every)
+
+    def errors(self) -> list[str]:
+        """What the probe recorded in this document (uncaught errors, rejections,
+        ``console.error``), plus any the driver saw itself."""
+        got = self.evaluate("() => (window.__probe ? window.__probe.errors : [])")
+        return [str(e) for e in got or []]
+
+
+class Driver:
+    """One running browser of an engine; ``new_page`` gives a tab with fresh storage."""
+
+    name: EngineName
+    version: str = ""
+
+    def new_page(self, width: int = 1000, height: int = 700) -> EnginePage:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def js_args(args: tuple[Any, ...]) -> str:
+    """``args`` as JavaScript source (JSON is JavaScript)."""
+    return ", ".join(json.dumps(a) for a in args)
