@@ -155,27 +155,41 @@ def find_redis_server(install: bool = True) -> str:
 
 def find_engines(install: bool = True) -> dict[str, str]:
     """Firefox ESR and WebKitGTK (with Xvfb) for the engine matrix, as environment
-    variables for the tests; Debian's packages installed when root, as for Chromium. An
-    engine that cannot be had is left out of ``PYSSE_ENGINES`` with a warning (the matrix
-    then runs in the others); set ``PYSSE_ENGINES`` to choose them yourself."""
+    variables for the tests; Debian's packages installed when root, as for Chromium. A
+    missing engine stops the run with how to install it: the matrix never shrinks silently.
+    ``PYSSE_ENGINES=chromium,webkit`` chooses the engines yourself (the others are not
+    looked for)."""
     sys.path.insert(0, str(ROOT / "tests"))
     from engines import EngineUnavailable
     from engines.find import find_firefox, find_webkit
 
     packages = {"firefox": ["firefox-esr"], "webkit": ["webkit2gtk-driver", "xvfb"]}
     lookups = {"firefox": find_firefox, "webkit": find_webkit}
-    env = {"PYSSE_PUPPETEER_CORE": str(fetch_puppeteer_core())}
-    chosen = ["chromium"]
-    for name, lookup in lookups.items():
+    wanted = [e.strip() for e in os.environ.get("PYSSE_ENGINES", "").split(",") if e.strip()]
+    chosen = wanted or ["chromium", *lookups]
+    env = {"PYSSE_PUPPETEER_CORE": str(fetch_puppeteer_core())} if "firefox" in chosen else {}
+    for name in chosen:
+        if name not in lookups:
+            continue
         try:
-            lookup()
+            lookups[name]()
         except EngineUnavailable as exc:
-            if not (install and apt_install(*packages[name])):
-                log(f"warning: {exc}: the engine matrix runs without {name}")
-                continue
-        chosen.append(name)
-    env["PYSSE_ENGINES"] = os.environ.get("PYSSE_ENGINES") or ",".join(chosen)
+            if not (install and apt_install(*packages[name]) and _found(lookups[name])):
+                raise SystemExit(
+                    f"{exc}: the engine matrix needs it (apt-get install "
+                    f"{' '.join(packages[name])}, or leave it out with "
+                    f"PYSSE_ENGINES={','.join(e for e in chosen if e != name)})"
+                ) from None
+    env["PYSSE_ENGINES"] = ",".join(chosen)
     return env
+
+
+def _found(lookup: Any) -> bool:
+    try:
+        lookup()
+    except Exception:
+        return False
+    return True
 
 
 def fetch_puppeteer_core() -> Path:
