@@ -260,7 +260,7 @@ class AnswerSession:
                     self.cs.fail("timeout", f"timed out: no bytes for {self.idle_s:g} s ({why})")
                 )
             elif kind == "early-end":  # the relay has no more: the answer's own ending
-                self._apply(self.cs.close(reason=self._relay_detail() or why))
+                self._apply(self.cs.close(reason=self._relay_detail()))
             else:
                 self._apply(self.cs.close(reason=f"the connection broke and {why} ({name})"))
             return -1

@@ -68,12 +68,17 @@ class EnginePage:
     def wait_for(self, fn: str, *args: Any, timeout: float = 60.0, every: float = 0.1) -> Any:
         """Poll ``fn`` until it returns a truthy value (returned); a timeout says what."""
         deadline = time.monotonic() + timeout
+        failed: Exception | None = None
         while True:
-            value = self.evaluate(fn, *args)
+            try:  # a navigation under way (a reload) destroys the context being evaluated in
+                value = self.evaluate(fn, *args)
+            except Exception as exc:
+                failed, value = exc, None
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.engine}: not true after {timeout:g} s: {fn} {args}")
+                why = f" (last: {failed})" if failed is not None else ""
+                raise TimeoutError(f"{self.engine}: not true after {timeout:g} s: {fn} {args}{why}")
             time.sleep(every)
 
     def errors(self) -> list[str]:
