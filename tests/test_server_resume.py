@@ -355,3 +355,15 @@ def test_stop_before_the_first_byte_cancels_the_upstream(chat_relay: Any) -> Non
         c.post(relay.url + "/relay", json=body_for("openai-chat"))
     assert up.wait_for_requests(1)[0].wait_disconnected(10)
     assert answers.running == 0
+
+
+@pytest.mark.parametrize("offset", ["²", "①", "٣", "۳", "𝟙", "1²", " 1", "+1", "0x1"])
+def test_an_offset_of_anything_but_ascii_digits_is_a_400(chat_relay: Any, offset: str) -> None:
+    # str.isdigit() says yes to '²' and '①' (int() then raised: a 500 with a traceback) and
+    # int() takes Arabic-Indic digits as an offset: only 0-9 are a byte count.
+    _, relay, _ = chat_relay
+    with httpx.Client(timeout=10) as c:
+        resp = c.get(relay.url + "/relay", params={"answer": "x" * 24, "from": offset})
+    assert resp.status_code == 400, resp.text
+    err = resp.json()["error"]
+    assert err["type"] == "bad_offset" and "ASCII digits" in err["message"]

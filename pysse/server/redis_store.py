@@ -196,13 +196,14 @@ class RedisStore(AnswerStore):
             ctype, last = await pipe.execute()
         if ctype is None:
             raise AnswerGone(self.gone_message())
-        if last and _is_end(last[0][0]):
-            data = [e for e in last if not _is_end(e[0])]
-            size = _start_of(data[0][0]) + len(data[0][1][b"d"]) if data else 0
-            if offset > size:
-                raise OffsetError(
-                    f"this answer has {size} bytes; a resume cannot start at byte {offset}"
-                )
+        # The size so far, live or ended: the last data entry's start plus its length (the
+        # end entry, if there is one, is last). Past it is a 416, as from the memory store.
+        data = [e for e in last if not _is_end(e[0])]
+        size = _start_of(data[0][0]) + len(data[0][1][b"d"]) if data else 0
+        if offset > size:
+            raise OffsetError(
+                f"this answer has {size} bytes so far; a resume cannot start at byte {offset}"
+            )
         return Opened(ctype.decode(), self._tail(answer_id, offset))
 
     async def _tail(self, answer_id: str, offset: int) -> AsyncIterator[bytes]:

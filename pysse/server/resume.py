@@ -41,6 +41,9 @@ __all__ = ["ANSWER_HEADER", "Answers", "TailResponse", "relay_note"]
 ANSWER_HEADER = "x-pysse-answer-id"
 RESUMED_HEADER = "x-pysse-resumed-from"
 _ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+# ASCII digits only: str.isdigit() also says yes to '²', '①' and Arabic-Indic digits, which
+# int() then refuses or takes as a number. 15 digits: a petabyte, far past any answer.
+_OFFSET = re.compile(r"[0-9]{1,15}")
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -138,8 +141,13 @@ class Answers:
         start = request.query_params.get("from", "0")
         if not _ID.fullmatch(answer_id):
             return json_error(400, "bad_answer_id", "answer= must be an id the relay gave", headers)
-        if not (start.isdigit() and len(start) <= 15):
-            return json_error(400, "bad_offset", "from= must be a byte count (0, 1, 2...)", headers)
+        if not _OFFSET.fullmatch(start):
+            return json_error(
+                400,
+                "bad_offset",
+                f"from= must be a byte count in ASCII digits (0, 1, 2...), not {start[:20]!r}",
+                headers,
+            )
         try:
             opened = await self.store.open(answer_id, int(start))
         except AnswerGone as exc:
