@@ -71,11 +71,16 @@ class RedisStore(AnswerStore):
             ) from None
         self.url = url
         self.ttl = ttl
-        self.local = MemoryStore(ttl, max_bytes)
+        self.local = MemoryStore(ttl, max_bytes, mirror=True)
         self._redis: Any = None
         self._offsets: dict[str, int] = {}  # next byte offset of each local answer
         self._listener: asyncio.Task[None] | None = None
         self._warned = 0.0
+        self._refreshed = 0.0
+        # Bytes for Redis, written by one flusher task in one pipeline per loop turn (not one
+        # round trip per chunk): (answer id, entry id, fields), in order.
+        self._queue: list[tuple[str, str, dict[str, Any]]] = []
+        self._flusher: asyncio.Task[None] | None = None
 
     @property
     def redis(self) -> Any:
@@ -105,46 +110,81 @@ class RedisStore(AnswerStore):
             await pipe.execute()
 
     async def append(self, answer_id: str, data: bytes) -> bool:
-        kept = self.local.append_now(answer_id, data)  # local readers first, no Redis wait
+        self.local.append_now(answer_id, data)  # local readers first, no Redis wait
         start = self._offsets.get(answer_id)
-        if start is None or not data:
-            return kept
+        if start is None:
+            return False
+        if not data:
+            return True
         self._offsets[answer_id] = start + len(data)
-        try:
-            await self.redis.xadd(_key(answer_id, "s"), {"d": data}, id=f"1-{start}")
-        except Exception as exc:  # Redis down: local readers go on; others cannot resume
-            self._warn("XADD", exc)
-        return kept
+        self._enqueue(answer_id, f"1-{start}", {"d": data})
+        return True  # kept whole in Redis, whatever the local copy's cap
 
     async def end(self, answer_id: str) -> None:
         self.local.end_now(answer_id)
-        self._offsets.pop(answer_id, None)
+        if self._offsets.pop(answer_id, None) is None:
+            return
+        self._enqueue(answer_id, END_ID, {"end": 1})
+
+    def _enqueue(self, answer_id: str, entry_id: str, fields: dict[str, Any]) -> None:
+        self._queue.append((answer_id, entry_id, fields))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        """Write what was queued, in one pipeline per round, until the queue is empty. Redis
+        down: local readers go on; other processes cannot resume (one warning per 10 s)."""
         ttl_ms = int(self.ttl * 1000)
-        try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.xadd(_key(answer_id, "s"), {"end": 1}, id=END_ID)
-                pipe.pexpire(_key(answer_id, "s"), ttl_ms)
-                pipe.pexpire(_key(answer_id, "m"), ttl_ms)
-                pipe.delete(_key(answer_id, "p"))
-                await pipe.execute()
-        except Exception as exc:
-            self._warn("end", exc)
+        while self._queue:
+            await asyncio.sleep(0)  # let this loop turn's other chunks join the batch
+            batch, self._queue = self._queue, []
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for answer_id, entry_id, fields in batch:
+                        pipe.xadd(_key(answer_id, "s"), fields, id=entry_id)
+                        if entry_id == END_ID:
+                            pipe.pexpire(_key(answer_id, "s"), ttl_ms)
+                            pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+                            pipe.delete(_key(answer_id, "p"))
+                    await pipe.execute(raise_on_error=False)
+            except Exception as exc:
+                self._warn("XADD", exc)
 
     async def watched(self, answer_id: str) -> bool:
-        """Asked by the producer every second: also its heartbeat, and it keeps the keys."""
-        seen = self.local.watchers(answer_id) > 0
+        return answer_id in await self.heartbeat([answer_id])
+
+    async def heartbeat(self, answer_ids: list[str]) -> set[str]:
+        """Every second from the producing process, for all its answers in one pipeline:
+        the producers' heartbeats, "is a reader elsewhere watching", and (every quarter of
+        the time to live) the keys' expiry pushed back."""
+        seen = {a for a in answer_ids if self.local.watchers(a) > 0}
+        if not answer_ids:
+            return seen
+        now = time.monotonic()
+        refresh = now - self._refreshed >= self.ttl / 4
+        if refresh:
+            self._refreshed = now
         ttl_ms = int(self.ttl * 1000)
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
-                pipe.pexpire(_key(answer_id, "s"), ttl_ms)
-                pipe.pexpire(_key(answer_id, "m"), ttl_ms)
-                pipe.exists(_key(answer_id, "w"))
-                *_, watching = await pipe.execute()
+                for answer_id in answer_ids:
+                    pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
+                    pipe.exists(_key(answer_id, "w"))
+                    if refresh:
+                        pipe.pexpire(_key(answer_id, "s"), ttl_ms)
+                        pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+                replies = await pipe.execute()
         except Exception as exc:
             self._warn("heartbeat", exc)
             return seen
-        return seen or bool(watching)
+        step = 4 if refresh else 2
+        for i, answer_id in enumerate(answer_ids):
+            if replies[i * step + 1]:
+                seen.add(answer_id)
+        return seen
+
+    def stats(self) -> dict[str, int]:
+        return self.local.stats()
 
     def on_stop(self, answer_id: str, stop: Callable[[], None] | None) -> None:
         self.local.on_stop(answer_id, stop)
@@ -189,7 +229,8 @@ class RedisStore(AnswerStore):
 
     async def open(self, answer_id: str, offset: int) -> Opened:
         if self.local.has(answer_id):
-            return await self.local.open(answer_id, offset)
+            with contextlib.suppress(AnswerGone):  # not kept here for space: Redis has it
+                return await self.local.open(answer_id, offset)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(_key(answer_id, "m"), "ct")
             pipe.xrevrange(_key(answer_id, "s"), "+", "-", count=2)
@@ -237,6 +278,9 @@ class RedisStore(AnswerStore):
                     return
 
     async def aclose(self) -> None:
+        if self._flusher is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._flusher, 2)
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(BaseException):
