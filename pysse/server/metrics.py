@@ -58,6 +58,7 @@ class LagMonitor:
         self._warned_at = -quiet
         self._worst_unlogged = 0.0
         self.busy: Callable[[], bool] = lambda: True
+        self.stopping: Callable[[], bool] = lambda: False  # shutting down: no warning
         self.describe: Callable[[], str] | None = None  # what the relay holds, for the line
 
     async def run(self) -> None:
@@ -80,7 +81,7 @@ class LagMonitor:
         self._worst_unlogged = max(self._worst_unlogged, lag)
         if self._run < self.sustained or now - self._warned_at < self.quiet:
             return False
-        if not self.busy() or STOPPING.is_set():
+        if not self.busy() or self.stopping():
             return False
         self._warned_at = now
         worst, self._worst_unlogged = self._worst_unlogged, 0.0
@@ -103,6 +104,7 @@ class RelayMetrics:
         self.lag = LagMonitor()
         self.lag.describe = self.summary
         self.lag.busy = lambda: forwarder.guard.open_streams > 0
+        self.lag.stopping = STOPPING.is_set
         self._tasks: list[asyncio.Task[None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
 

@@ -29,7 +29,7 @@ import time
 import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import h11
 import uvicorn
@@ -132,6 +132,7 @@ class ServerLimits:
     max_connections: int = 1000  # open client connections; also bounded by the fd limit
     header_timeout: float = 10.0  # a request's line and headers must arrive within this
     keepalive_timeout: int = 5  # an idle keep-alive connection is closed after this
+    loop: Literal["asyncio", "uvloop"] = "asyncio"  # uvloop: leaner per chunk, if installed
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -252,6 +253,7 @@ def config(app: Any, host: str, port: int, limits: ServerLimits) -> uvicorn.Conf
         # before the connection cap can evict anyone.
         backlog=max(16, min(2048, protocol.max_connections // 4)),
         timeout_keep_alive=limits.keepalive_timeout,
+        loop=limits.loop,
         timeout_graceful_shutdown=2,  # a backstop: streams end themselves on STOPPING
         h11_max_incomplete_event_size=16 * 1024,  # request line + headers
         log_level="warning",
