@@ -617,7 +617,10 @@ def main() -> int:
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("--only", choices=["parser", "markdown", "relay", "resume", "scale", "boot", "browser"])
+    b.add_argument(
+        "--only",
+        choices=["parser", "markdown", "relay", "resume", "scale", "boot", "browser"],
+    )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")

@@ -4,6 +4,7 @@ keep-alive, and it keeps no text: its state stays a few bytes through a megabyte
 
 from __future__ import annotations
 
+import itertools
 import sys
 
 from hypothesis import given, settings
@@ -52,7 +53,7 @@ def test_content_is_flagged_where_its_event_completes_at_any_chunking(
     data, completions, cuts = case
     watch = ContentWatch()
     bounds = [0, *cuts, len(data)]
-    for start, end in zip(bounds, bounds[1:], strict=False):
+    for start, end in itertools.pairwise(bounds):
         if start == end:
             continue
         expected = any(start <= c < end for c in completions)
