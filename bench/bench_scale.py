@@ -177,7 +177,7 @@ class Reader(asyncio.Protocol):
 
 
 async def run_client(
-    targets: list[tuple[int, str]], n: int, ramp: float, deadline: float
+    targets: list[tuple[int, str]], n: int, ramp: float, deadline: float, events: int = EVENTS
 ) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     lat: list[float] = []
@@ -219,7 +219,7 @@ async def run_client(
         tasks.append(asyncio.create_task(one(k)))
     await asyncio.gather(*tasks)
     took = time.perf_counter() - t0
-    complete = sum(1 for r in results if r == EVENTS)
+    complete = sum(1 for r in results if r == events)
     lat.sort()
     return {
         "streams": n,
@@ -295,8 +295,8 @@ def relay_proc(up_port: int, store: list[str], extra: list[str] | None = None) -
     return spawn(args, port, "relay", {"SCALE_KEY": "sk-scale-bench-key"}), port
 
 
-def client(targets: list[tuple[int, str]], n: int) -> dict[str, Any]:
-    spec = json.dumps({"targets": targets, "n": n})
+def client(targets: list[tuple[int, str]], n: int, **load: float) -> dict[str, Any]:
+    spec = json.dumps({"targets": targets, "n": n, **load})
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.bench_scale", "client", spec],
         cwd=ROOT,
@@ -308,7 +308,9 @@ def client(targets: list[tuple[int, str]], n: int) -> dict[str, Any]:
     return result
 
 
-def measured(targets: list[tuple[int, str]], n: int, up: Any, relays: list[Any]) -> dict[str, Any]:
+def measured(
+    targets: list[tuple[int, str]], n: int, up: Any, relays: list[Any], **load: float
+) -> dict[str, Any]:
     """One load against ``targets``, with the CPU of each process over it and the relays'
     peak RSS (sampled every 0.5 s)."""
     up0 = cpu_s(up.pid)
@@ -317,7 +319,7 @@ def measured(targets: list[tuple[int, str]], n: int, up: Any, relays: list[Any])
     box: dict[str, Any] = {}
     import threading
 
-    th = threading.Thread(target=lambda: box.update(client(targets, n)))
+    th = threading.Thread(target=lambda: box.update(client(targets, n, **load)))
     th.start()
     while th.is_alive():
         for i, r in enumerate(relays):
@@ -386,6 +388,41 @@ async def _cross_resume(ports: list[int], count: int) -> dict[str, int]:
     async with httpx.AsyncClient(timeout=120) as c:
         got = await asyncio.gather(*(one(c, k) for k in range(count)))
     return {"resumed_elsewhere": sum(got), "failed": count - sum(got)}
+
+
+def costs(store: list[str]) -> dict[str, float]:
+    """The relay's CPU per request and per chunk, each measured where the other is small:
+    2,000 one-event answers over 20 s (100 new streams a second), then 200 streams of 300
+    events 50 ms apart (4,000 chunks a second), less the first's per-request cost."""
+    out: dict[str, float] = {}
+    for label, n, events, pace, ramp in (
+        ("request", 2000, 1, 0.001, 20.0),
+        ("chunk", 200, 300, 0.05, 2.0),
+    ):
+        up_port = free_port()
+        up = spawn(
+            ["-m", "bench.bench_scale", "upstream", str(up_port), str(events), str(pace)],
+            up_port,
+            "upstream",
+        )
+        relay, port = relay_proc(up_port, store)
+        try:
+            load = {"events": events, "pace": pace, "ramp": ramp}
+            direct = measured([(up_port, "/v1/chat/completions")], n, up, [relay], **load)
+            via = measured([(port, "/relay")], n, up, [relay], **load)
+        finally:
+            stop(relay, up)
+        if label == "request":
+            out["relay CPU per request"] = via["relay_cpu"] / n * 1e6
+            out["upstream CPU per request"] = direct["upstream_cpu"] / n * 1e6
+            out["client CPU per request (direct)"] = direct["pid_cpu"] / n * 1e6
+        else:
+            per_request = out.get("relay CPU per request", 0.0) * n / 1e6
+            out["relay CPU per chunk"] = (via["relay_cpu"] - per_request) / via["events"] * 1e6
+            out["upstream CPU per chunk"] = direct["upstream_cpu"] / direct["events"] * 1e6
+            out["client CPU per chunk (direct)"] = direct["pid_cpu"] / direct["events"] * 1e6
+            out["lost"] = via["lost"] + direct["lost"]
+    return out
 
 
 def floor(n_streams: int = 500, events: int = 40) -> dict[str, float]:
@@ -504,19 +541,30 @@ def main() -> list[str]:
                 ("redis", ["--store", url], 1),
                 (f"memory x{procs}", [], procs),
                 (f"redis x{procs}", ["--store", url], procs),
-                (f"redis-uvloop x{procs}", ["--store", url, "--loop", "uvloop"], procs),
             ]
             for name, store, k in plan:
-                if only and name.split(" ")[0] not in only and name not in only:
+                if only and name not in only:
                     continue
                 results.append(phase(name, n, store, k))
                 print(f"load average: {os.getloadavg()[0]:.2f}", flush=True)
         finally:
             rs.stop()
     rows = table(results)
-    fl = floor()
-    rows += ["", "| the floor (500 streams, 40 chunks each) | CPU per chunk |", "|---|---:|"]
-    rows += [f"| {k} | {v:.1f} us |" for k, v in fl.items()]
+    if not only or "costs" in only:
+        rows += [
+            "",
+            "| the relay's costs, measured apart | memory | memory, uvloop | --no-resume |",
+            "|---|---:|---:|---:|",
+        ]
+        measured_costs = [costs(store) for store in ([], ["--loop", "uvloop"], ["--no-resume"])]
+        for key in measured_costs[0]:
+            unit = "" if key == "lost" else " us"
+            cells = " | ".join(f"{c[key]:.0f}{unit}" for c in measured_costs)
+            rows.append(f"| {key} | {cells} |")
+    if not only or "floor" in only:
+        fl = floor()
+        rows += ["", "| the floor (500 streams, 40 chunks each) | CPU per chunk |", "|---|---:|"]
+        rows += [f"| {k} | {v:.1f} us |" for k, v in fl.items()]
     rows += ["", f"load average after: {os.getloadavg()[0]:.2f} (2 cores)"]
     print("\n".join(rows), flush=True)
     return rows
@@ -532,13 +580,21 @@ if __name__ == "__main__":
     if cmd == "upstream":
         raise_fd_limit()
         signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
-        asyncio.run(serve_upstream(int(sys.argv[2]), EVENTS, PACE))
+        events = int(sys.argv[3]) if len(sys.argv) > 3 else EVENTS
+        pace = float(sys.argv[4]) if len(sys.argv) > 4 else PACE
+        asyncio.run(serve_upstream(int(sys.argv[2]), events, pace))
     elif cmd == "client":
         raise_fd_limit()
         spec = json.loads(sys.argv[2])
         targets = [tuple(t) for t in spec["targets"]]
         res = asyncio.run(
-            run_client(targets, spec["n"], RAMP, EVENTS * PACE + SLACK)  # type: ignore[arg-type]
+            run_client(
+                targets,  # type: ignore[arg-type]
+                spec["n"],
+                spec.get("ramp", RAMP),
+                spec.get("events", EVENTS) * spec.get("pace", PACE) + SLACK,
+                spec.get("events", EVENTS),
+            )
         )
         res["cpu"] = _cpu_self()
         print(json.dumps(res))

@@ -55,7 +55,7 @@ def relay_endpoint(
         served_at = (str(server[0]), int(server[1])) if cfg.serves_page and server else None
         verdict = policy.verdict(origin, served_at)
         cors = {**ident, **policy.headers_for(origin, verdict)}
-        method, path = request.method, request.url.path
+        method, path = request.method, request.scope["path"]  # not .url: it builds a URL
 
         def refuse(status: int, kind: str, message: str, log_it: bool = True) -> Response:
             if log_it:

@@ -222,7 +222,7 @@ class TailResponse:
             await send({"type": "http.response.start", "status": 200, "headers": raw})
             pumping = asyncio.ensure_future(self._pump(send))
             leaving = asyncio.ensure_future(_until_disconnect(receive))
-            stopping = asyncio.shield(STOPPING.future())
+            stopping = STOPPING.waiter()
             waiting: set[asyncio.Future[Any]] = {pumping, leaving, stopping}
             try:
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)

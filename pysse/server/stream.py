@@ -57,6 +57,7 @@ class StreamGuard:
         self._slots: set[_Slot] = set()
         self.chunks = 0  # relayed, ever (for the metrics)
         self._sweeper: asyncio.Task[None] | None = None
+        self._stop_hook: asyncio.Future[None] | None = None
 
     @property
     def open_streams(self) -> int:
@@ -70,7 +71,10 @@ class StreamGuard:
         self._slots.add(slot)
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = asyncio.create_task(self._sweep())
-            STOPPING.future().add_done_callback(self._stop_all)
+        loop = task.get_loop()
+        if self._stop_hook is None or self._stop_hook.get_loop() is not loop:
+            self._stop_hook = STOPPING.waiter()  # one per relay and loop, not per stream
+            self._stop_hook.add_done_callback(self._stop_all)
         return slot
 
     def close(self, slot: _Slot) -> None:
@@ -83,7 +87,9 @@ class StreamGuard:
                 slot.task.cancel()
             # else it is writing: it sees the note before its next read
 
-    def _stop_all(self, _: object) -> None:
+    def _stop_all(self, hook: asyncio.Future[None]) -> None:
+        if hook.cancelled():
+            return
         for slot in list(self._slots):
             self._end(slot, "the relay is shutting down")
 
