@@ -62,7 +62,6 @@ class Record:
     size: int = 0  # every byte ever appended (offsets run up to this)
     ended_at: float | None = None
     kept: bool = True  # False: no longer recorded for resumes (the store was full)
-    listed: bool = True  # still in the book (False once expired or evicted)
     cursors: list[Cursor] = field(default_factory=list, repr=False)
     tail: bytes = b""  # the stream's last bytes, while a note waits for an event's end
     note_due: bool = False
@@ -105,10 +104,6 @@ class RecordBook:
 
     def __contains__(self, answer_id: object) -> bool:
         return answer_id in self._live or answer_id in self._ended
-
-    @property
-    def live(self) -> int:
-        return len(self._live)
 
     def create(self, answer_id: str, now: float, content_type: str = "text/event-stream") -> Record:
         if answer_id in self:
@@ -209,7 +204,7 @@ class RecordBook:
             if self.notes:
                 rec.tail = bytes(rec.data[-3:])
                 rec.note_due = True
-            self._let_go(rec, listed=True)
+            self._let_go(rec)  # it stays in the book: a resume is told why
             if rec.note_due:
                 self._note_if_event_ended(rec, b"")
             if not rec.cursors:
@@ -228,12 +223,11 @@ class RecordBook:
         rec.size += len(NOT_KEPT_NOTE)
         self.total += len(NOT_KEPT_NOTE)
 
-    def _let_go(self, rec: Record, listed: bool = False) -> None:
+    def _let_go(self, rec: Record) -> None:
         """Stop keeping ``rec``: from now on it holds only what its readers still need."""
         if rec.kept:
             self.kept_bytes -= len(rec.data)
         rec.kept = False
-        rec.listed = listed
         self._trim(rec)
 
     def _trim(self, rec: Record) -> None:

@@ -65,7 +65,8 @@ class AnswerStore:
         raise NotImplementedError
 
     async def append(self, answer_id: str, data: bytes) -> bool:
-        """Add bytes; False if the answer is gone (evicted for space): stop producing."""
+        """Add bytes; False when nobody reads the answer and nobody could resume it (the
+        store was full): stop producing."""
         raise NotImplementedError
 
     async def end(self, answer_id: str) -> None:
