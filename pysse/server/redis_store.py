@@ -80,6 +80,7 @@ class RedisStore(AnswerStore):
         # Bytes for Redis, written by one flusher task in one pipeline per loop turn (not one
         # round trip per chunk): (answer id, entry id, fields), in order.
         self._queue: list[tuple[str, str, dict[str, Any]]] = []
+        self._written: list[asyncio.Future[None]] = []  # set once their batch is in Redis
         self._flusher: asyncio.Task[None] | None = None
 
     @property
@@ -87,7 +88,12 @@ class RedisStore(AnswerStore):
         if self._redis is None:
             import redis.asyncio as aioredis
 
-            self._redis = aioredis.Redis.from_url(self.url)
+            # Waits for a free connection instead of failing at redis-py's default cap of
+            # 100 (each reader in another process holds one while its XREAD blocks).
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self.url, max_connections=1024, timeout=30
+            )
+            self._redis = aioredis.Redis(connection_pool=pool)
         return self._redis
 
     def _warn(self, what: str, exc: Exception) -> None:
@@ -102,12 +108,12 @@ class RedisStore(AnswerStore):
         await self.local.create(answer_id, content_type)
         self._offsets[answer_id] = 0
         self._ensure_listener()
-        ttl_ms = int(self.ttl * 1000)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hset(_key(answer_id, "m"), mapping={"ct": content_type})
-            pipe.pexpire(_key(answer_id, "m"), ttl_ms)
-            pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
-            await pipe.execute()
+        # Written with whatever else this loop turn queued (one pipeline for many requests),
+        # and awaited: the page learns the answer's id only once any process can find it.
+        written = asyncio.get_running_loop().create_future()
+        self._written.append(written)
+        self._enqueue(answer_id, "", {"ct": content_type})
+        await written
 
     async def append(self, answer_id: str, data: bytes) -> bool:
         self.local.append_now(answer_id, data)  # local readers first, no Redis wait
@@ -127,6 +133,8 @@ class RedisStore(AnswerStore):
         self._enqueue(answer_id, END_ID, {"end": 1})
 
     def _enqueue(self, answer_id: str, entry_id: str, fields: dict[str, Any]) -> None:
+        """Queue a write: ``entry_id`` "" is the answer's creation (its metadata and first
+        heartbeat), ``END_ID`` its end, else a chunk."""
         self._queue.append((answer_id, entry_id, fields))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
@@ -138,9 +146,15 @@ class RedisStore(AnswerStore):
         while self._queue:
             await asyncio.sleep(0)  # let this loop turn's other chunks join the batch
             batch, self._queue = self._queue, []
+            written, self._written = self._written, []
             try:
                 async with self.redis.pipeline(transaction=False) as pipe:
                     for answer_id, entry_id, fields in batch:
+                        if not entry_id:
+                            pipe.hset(_key(answer_id, "m"), mapping=fields)
+                            pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+                            pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
+                            continue
                         pipe.xadd(_key(answer_id, "s"), fields, id=entry_id)
                         if entry_id == END_ID:
                             pipe.pexpire(_key(answer_id, "s"), ttl_ms)
@@ -148,7 +162,11 @@ class RedisStore(AnswerStore):
                             pipe.delete(_key(answer_id, "p"))
                     await pipe.execute(raise_on_error=False)
             except Exception as exc:
-                self._warn("XADD", exc)
+                self._warn("write", exc)
+            finally:
+                for fut in written:
+                    if not fut.done():
+                        fut.set_result(None)
 
     async def watched(self, answer_id: str) -> bool:
         return answer_id in await self.heartbeat([answer_id])
@@ -288,3 +306,4 @@ class RedisStore(AnswerStore):
         if self._redis is not None:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()
+                await self._redis.connection_pool.disconnect()  # ours: aclose leaves it
