@@ -42,6 +42,7 @@ STOP_CHANNEL = "pysse:stop"
 END_ID = "2-0"
 HEARTBEAT_MS = 5000
 WATCH_MS = 3000
+CATCH_UP_S = 2.0  # how long a resume past a live answer's bytes in Redis waits for them
 
 
 def _key(answer_id: str, part: str) -> str:
@@ -55,6 +56,14 @@ def _start_of(entry_id: bytes | str) -> int:
 
 def _is_end(entry_id: bytes | str) -> bool:
     return (entry_id.decode() if isinstance(entry_id, bytes) else entry_id) == END_ID
+
+
+def _size_of(last: list[Any]) -> tuple[int, bool]:
+    """An answer's size so far and whether it ended, from its stream's last two entries:
+    the last data entry's start plus its length (the end entry, if any, is the last)."""
+    data = [e for e in last if not _is_end(e[0])]
+    size = _start_of(data[0][0]) + len(data[0][1][b"d"]) if data else 0
+    return size, bool(last) and _is_end(last[0][0])
 
 
 class RedisStore(AnswerStore):
@@ -255,10 +264,17 @@ class RedisStore(AnswerStore):
             ctype, last = await pipe.execute()
         if ctype is None:
             raise AnswerGone(self.gone_message())
-        # The size so far, live or ended: the last data entry's start plus its length (the
-        # end entry, if there is one, is last). Past it is a 416, as from the memory store.
-        data = [e for e in last if not _is_end(e[0])]
-        size = _start_of(data[0][0]) + len(data[0][1][b"d"]) if data else 0
+        size, ended = _size_of(last)
+        # Past the size so far is a 416, as from the memory store. But the producing process
+        # feeds its own readers before its chunks reach Redis (one pipeline per loop turn),
+        # so a page may hold bytes Redis has not got yet: a live answer gets a moment
+        # (CATCH_UP_S) to catch up before the offset is refused.
+        deadline = time.monotonic() + CATCH_UP_S
+        while offset > size and not ended and time.monotonic() < deadline:
+            await self.redis.xread({_key(answer_id, "s"): "$"}, count=1, block=100)
+            size, ended = _size_of(
+                await self.redis.xrevrange(_key(answer_id, "s"), "+", "-", count=2)
+            )
         if offset > size:
             raise OffsetError(
                 f"this answer has {size} bytes so far; a resume cannot start at byte {offset}"
