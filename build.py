@@ -622,6 +622,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.only in (None, "resume"):
         env.update(PYSSE_REDIS_SERVER=find_redis_server())
         run([sys.executable, "-m", "bench.bench_resume"], cwd=ROOT, env=env)
+    if args.only in (None, "scale"):  # 5,000 slow streams; one relay process, then several
+        env.update(PYSSE_REDIS_SERVER=find_redis_server())
+        run([sys.executable, "-m", "bench.bench_scale"], cwd=ROOT, env=env)
     if args.only in (None, "browser", "boot"):
         site = build_site(best=True)
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(site))
@@ -691,7 +694,10 @@ def main() -> int:
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("--only", choices=["parser", "markdown", "relay", "resume", "boot", "browser"])
+    b.add_argument(
+        "--only",
+        choices=["parser", "markdown", "relay", "resume", "scale", "boot", "browser"],
+    )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")

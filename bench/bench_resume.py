@@ -14,10 +14,7 @@ Relays, upstream and Redis run as separate processes, as in production.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,34 +22,11 @@ import time
 import httpx
 
 from bench.bench_relay import ms, pct, relay, sequential, stop, upstream
+from pysse.testing.redis import RedisServer
 from tests.support import free_port
 
 ROUNDS = 3
 N = 40
-
-
-def redis_server(port: int, directory: str) -> subprocess.Popen[bytes]:
-    exe = os.environ.get("PYSSE_REDIS_SERVER") or shutil.which("redis-server")
-    if not exe:
-        raise SystemExit("redis-server is needed: apt-get install redis-server")
-    proc = subprocess.Popen(
-        [
-            exe,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            directory,
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    time.sleep(0.3)
-    return proc
 
 
 BODY = {"model": "demo", "stream": True, "messages": [{"role": "user", "content": "hello"}]}
@@ -84,9 +58,8 @@ async def resume_latency(start_url: str, resume_url: str, n: int) -> list[float]
 
 def main() -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
-        rport = free_port()
-        rs = redis_server(rport, tmp)
-        redis_url = f"redis://127.0.0.1:{rport}/0"
+        rs = RedisServer(tmp)
+        redis_url = rs.url
         up_port = free_port()
         up = upstream(up_port)
         base = f"http://127.0.0.1:{up_port}/v1"
@@ -120,8 +93,7 @@ def main() -> list[str]:
                 print(f"round {r + 1} done", flush=True)
         finally:
             stop(*procs.values(), up)
-            rs.terminate()
-            rs.wait(5)
+            rs.stop()
     rows = [
         f"| first byte, one chat at a time ({ROUNDS} rounds x {N}) | p50 | p99 | "
         "p50 added to direct (median of rounds) |",

@@ -14,6 +14,7 @@ from pathlib import Path
 from pysse.testing.browser import CHROMIUM_ARGS
 from pysse.testing.browser import find_chromium as chromium_path
 from pysse.testing.live import LiveServer, free_port
+from pysse.testing.redis import RedisServer, redis_server_path
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -74,65 +75,3 @@ class ServerProcess:
             self.proc.wait(5)
         self.out.close()
         self.out_path.unlink(missing_ok=True)
-
-
-def redis_server_path() -> str:
-    """Debian's redis-server ($PYSSE_REDIS_SERVER, then PATH); an error naming the install."""
-    import shutil
-
-    found = os.environ.get("PYSSE_REDIS_SERVER") or shutil.which("redis-server")
-    if not found:
-        raise RuntimeError(
-            "redis-server is needed for the multi-relay tests: apt-get install redis-server "
-            "(python build.py test installs it when run as root)"
-        )
-    return found
-
-
-class RedisServer:
-    """A real redis-server on a free loopback port, nothing saved to disk, for one test."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.dir = tempfile.TemporaryDirectory(prefix="pysse-redis-")
-        self.proc = subprocess.Popen(
-            [
-                redis_server_path(),
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                self.dir.name,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), 0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"redis-server did not start on port {self.port}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.dir.cleanup()

@@ -5,6 +5,7 @@ was recorded and ends with a note instead of waiting for ever. Nothing is mocked
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from collections.abc import Iterator
@@ -144,3 +145,31 @@ def test_an_answer_expires_from_redis(sse_server: ScriptServer, redis_server: Re
     finally:
         a.stop()
         b.stop()
+
+
+def test_an_offset_past_a_live_answers_end_is_a_416_through_another_relay(
+    redis_server: RedisServer,
+) -> None:
+    # The memory store answers 416 bad_offset for an offset the answer never reached; the
+    # Redis store, asked by a process that does not produce the answer, gave 200 and nothing.
+    from pysse.server.redis_store import RedisStore
+    from pysse.server.store import OffsetError
+
+    async def main() -> None:
+        a, b = RedisStore(redis_server.url), RedisStore(redis_server.url)
+        try:
+            await a.create("live-answer-1", "text/event-stream")
+            await a.append("live-answer-1", b"data: 12345\n\n")
+            for store in (a, b):  # the producer's own process, and another one
+                with pytest.raises(OffsetError, match="has 13 bytes so far"):
+                    await store.open("live-answer-1", 14)
+            opened = await b.open("live-answer-1", 13)  # exactly the end: fine, it waits
+            assert opened.content_type == "text/event-stream"
+            await a.create("live-answer-2", "text/event-stream")  # no byte yet
+            with pytest.raises(OffsetError, match="has 0 bytes so far"):
+                await b.open("live-answer-2", 1)
+        finally:
+            await a.aclose()
+            await b.aclose()
+
+    asyncio.run(main())

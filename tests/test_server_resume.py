@@ -355,3 +355,40 @@ def test_stop_before_the_first_byte_cancels_the_upstream(chat_relay: Any) -> Non
         c.post(relay.url + "/relay", json=body_for("openai-chat"))
     assert up.wait_for_requests(1)[0].wait_disconnected(10)
     assert answers.running == 0
+
+
+@pytest.mark.parametrize("offset", ["²", "①", "٣", "۳", "𝟙", "1²", " 1", "+1", "0x1"])
+def test_an_offset_of_anything_but_ascii_digits_is_a_400(chat_relay: Any, offset: str) -> None:
+    # str.isdigit() says yes to '²' and '①' (int() then raised: a 500 with a traceback) and
+    # int() takes Arabic-Indic digits as an offset: only 0-9 are a byte count.
+    _, relay, _ = chat_relay
+    with httpx.Client(timeout=10) as c:
+        resp = c.get(relay.url + "/relay", params={"answer": "x" * 24, "from": offset})
+    assert resp.status_code == 400, resp.text
+    err = resp.json()["error"]
+    assert err["type"] == "bad_offset" and "ASCII digits" in err["message"]
+
+
+def test_a_full_store_never_cuts_the_answer_being_read(sse_server: ScriptServer) -> None:
+    # Issue #22: 200 streams of 20 KB events filled the store, and 23 were cut mid-answer
+    # with no note, their upstreams cancelled. Now the answer being read streams on whole
+    # (a note says it is no longer kept), and only a later resume is refused, saying why.
+    text = "twenty kilobytes of answer, " * 700
+    sse_server.play(Script.answer(text).chunked(2048).paced(0.002))
+    cfg = RelayConfig(upstream=sse_server.url + "/v1", unwatched_timeout=60)
+    store = MemoryStore(ttl=600, max_bytes=16 * 1024)
+    with LiveServer(create_relay_app(cfg, answers=Answers(store, 60))) as relay:
+        with httpx.Client(timeout=30) as c:
+            resp = c.post(relay.url + "/relay", json=body_for("openai-chat"))
+            assert resp.status_code == 200
+            cs = parse([resp.content], "openai-chat")
+            assert cs.outcome == "completed" and cs.text == text  # every byte, in order
+            assert b": pysse relay: this answer is no longer kept for resuming" in resp.content
+            assert not sse_server.last_request.disconnected  # its upstream ran to the end
+            again = c.get(
+                relay.url + "/relay",
+                params={"answer": resp.headers["x-pysse-answer-id"], "from": 100},
+            )
+        assert again.status_code == 410
+        assert "not kept: the relay's store was full" in again.json()["error"]["message"]
+        assert store.book.not_kept == 1 and store.book.total == 0

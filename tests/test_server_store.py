@@ -53,23 +53,31 @@ def test_a_reader_leaving_is_not_stop_and_stop_reaches_the_producer() -> None:
     asyncio.run(main())
 
 
-def test_eviction_ends_readers_and_stops_the_producer() -> None:
+def test_a_full_store_never_cuts_a_reader_and_stops_only_an_unread_answer() -> None:
     async def main() -> None:
         store = MemoryStore(max_bytes=10)
         await store.create("old", "text/event-stream")
+        await store.create("read", "text/event-stream")
         await store.create("new", "text/event-stream")
         stopped: list[str] = []
-        store.on_stop("old", lambda: stopped.append("old"))
-        await store.append("old", b"12345")
-        reader = asyncio.create_task(collect(store, "old", 0))
+        for name in ("old", "read"):
+            store.on_stop(name, lambda name=name: stopped.append(name))
+        await store.append("old", b"1\n\n")
+        await store.append("read", b"22\n\n")
+        reader = asyncio.create_task(collect(store, "read", 0))
         await asyncio.sleep(0.01)
-        assert await store.append("new", b"1234567")  # over the cap: "old" goes
-        with pytest.raises(AnswerGone, match="answer store was full"):
-            await reader
-        assert stopped == ["old"]
+        assert await store.append("new", b"1234567")  # over the cap: "old", then "read"
+        assert stopped == ["old"]  # nobody read "old": its upstream goes
         assert not await store.append("old", b"more")
-        with pytest.raises(AnswerGone, match="expired on the relay"):
-            await store.open("old", 0)
+        assert await store.append("read", b"33\n\n")  # "read" streams on to its reader
+        await store.end("read")
+        got = await reader
+        assert got.startswith(b"22\n\n: pysse relay: this answer is no longer kept")
+        assert got.endswith(b"33\n\n")
+        for name in ("old", "read"):
+            with pytest.raises(AnswerGone, match="not kept: the relay's store was full"):
+                await store.open(name, 0)
+        assert store.stats()["not_kept"] == 2
 
     asyncio.run(main())
 

@@ -54,6 +54,7 @@ class RelayConfig:
     answer_ttl: float = 600.0  # an ended answer is kept this long for resumes
     store_max_bytes: int = 64 << 20  # all recorded answers together (memory store)
     unwatched_timeout: float = 120.0  # cancel an answer nobody has read for this long
+    metrics_every: float = 0.0  # log a metrics line this often (0: never; GET /metrics always)
 
     def __post_init__(self) -> None:
         get_provider(self.format)  # a ValueError naming the valid formats
@@ -221,6 +222,13 @@ def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) ->
     ap.add_argument("--answer-ttl", type=float, default=600.0, metavar="SECONDS")
     ap.add_argument("--store-max-bytes", type=int, default=64 << 20, metavar="BYTES")
     ap.add_argument("--unwatched-timeout", type=float, default=120.0, metavar="SECONDS")
+    ap.add_argument(
+        "--metrics-every",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="log a line of metrics (open streams, store bytes, event-loop lag...) this often",
+    )
 
 
 def config_from_args(args: argparse.Namespace, **kw: Any) -> RelayConfig:
@@ -251,5 +259,6 @@ def config_from_args(args: argparse.Namespace, **kw: Any) -> RelayConfig:
         answer_ttl=args.answer_ttl,
         store_max_bytes=args.store_max_bytes,
         unwatched_timeout=args.unwatched_timeout,
+        metrics_every=getattr(args, "metrics_every", 0.0),
         **kw,
     )

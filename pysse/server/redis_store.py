@@ -42,6 +42,7 @@ STOP_CHANNEL = "pysse:stop"
 END_ID = "2-0"
 HEARTBEAT_MS = 5000
 WATCH_MS = 3000
+CATCH_UP_S = 2.0  # how long a resume past a live answer's bytes in Redis waits for them
 
 
 def _key(answer_id: str, part: str) -> str:
@@ -55,6 +56,14 @@ def _start_of(entry_id: bytes | str) -> int:
 
 def _is_end(entry_id: bytes | str) -> bool:
     return (entry_id.decode() if isinstance(entry_id, bytes) else entry_id) == END_ID
+
+
+def _size_of(last: list[Any]) -> tuple[int, bool]:
+    """An answer's size so far and whether it ended, from its stream's last two entries:
+    the last data entry's start plus its length (the end entry, if any, is the last)."""
+    data = [e for e in last if not _is_end(e[0])]
+    size = _start_of(data[0][0]) + len(data[0][1][b"d"]) if data else 0
+    return size, bool(last) and _is_end(last[0][0])
 
 
 class RedisStore(AnswerStore):
@@ -71,18 +80,29 @@ class RedisStore(AnswerStore):
             ) from None
         self.url = url
         self.ttl = ttl
-        self.local = MemoryStore(ttl, max_bytes)
+        self.local = MemoryStore(ttl, max_bytes, mirror=True)
         self._redis: Any = None
         self._offsets: dict[str, int] = {}  # next byte offset of each local answer
         self._listener: asyncio.Task[None] | None = None
         self._warned = 0.0
+        self._refreshed = 0.0
+        # Bytes for Redis, written by one flusher task in one pipeline per loop turn (not one
+        # round trip per chunk): (answer id, entry id, fields), in order.
+        self._queue: list[tuple[str, str, dict[str, Any]]] = []
+        self._written: list[asyncio.Future[None]] = []  # set once their batch is in Redis
+        self._flusher: asyncio.Task[None] | None = None
 
     @property
     def redis(self) -> Any:
         if self._redis is None:
             import redis.asyncio as aioredis
 
-            self._redis = aioredis.Redis.from_url(self.url)
+            # Waits for a free connection instead of failing at redis-py's default cap of
+            # 100 (each reader in another process holds one while its XREAD blocks).
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self.url, max_connections=1024, timeout=30
+            )
+            self._redis = aioredis.Redis(connection_pool=pool)
         return self._redis
 
     def _warn(self, what: str, exc: Exception) -> None:
@@ -97,54 +117,101 @@ class RedisStore(AnswerStore):
         await self.local.create(answer_id, content_type)
         self._offsets[answer_id] = 0
         self._ensure_listener()
-        ttl_ms = int(self.ttl * 1000)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hset(_key(answer_id, "m"), mapping={"ct": content_type})
-            pipe.pexpire(_key(answer_id, "m"), ttl_ms)
-            pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
-            await pipe.execute()
+        # Written with whatever else this loop turn queued (one pipeline for many requests),
+        # and awaited: the page learns the answer's id only once any process can find it.
+        written = asyncio.get_running_loop().create_future()
+        self._written.append(written)
+        self._enqueue(answer_id, "", {"ct": content_type})
+        await written
 
     async def append(self, answer_id: str, data: bytes) -> bool:
-        kept = self.local.append_now(answer_id, data)  # local readers first, no Redis wait
+        self.local.append_now(answer_id, data)  # local readers first, no Redis wait
         start = self._offsets.get(answer_id)
-        if start is None or not data:
-            return kept
+        if start is None:
+            return False
+        if not data:
+            return True
         self._offsets[answer_id] = start + len(data)
-        try:
-            await self.redis.xadd(_key(answer_id, "s"), {"d": data}, id=f"1-{start}")
-        except Exception as exc:  # Redis down: local readers go on; others cannot resume
-            self._warn("XADD", exc)
-        return kept
+        self._enqueue(answer_id, f"1-{start}", {"d": data})
+        return True  # kept whole in Redis, whatever the local copy's cap
 
     async def end(self, answer_id: str) -> None:
         self.local.end_now(answer_id)
-        self._offsets.pop(answer_id, None)
+        if self._offsets.pop(answer_id, None) is None:
+            return
+        self._enqueue(answer_id, END_ID, {"end": 1})
+
+    def _enqueue(self, answer_id: str, entry_id: str, fields: dict[str, Any]) -> None:
+        """Queue a write: ``entry_id`` "" is the answer's creation (its metadata and first
+        heartbeat), ``END_ID`` its end, else a chunk."""
+        self._queue.append((answer_id, entry_id, fields))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        """Write what was queued, in one pipeline per round, until the queue is empty. Redis
+        down: local readers go on; other processes cannot resume (one warning per 10 s)."""
         ttl_ms = int(self.ttl * 1000)
-        try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.xadd(_key(answer_id, "s"), {"end": 1}, id=END_ID)
-                pipe.pexpire(_key(answer_id, "s"), ttl_ms)
-                pipe.pexpire(_key(answer_id, "m"), ttl_ms)
-                pipe.delete(_key(answer_id, "p"))
-                await pipe.execute()
-        except Exception as exc:
-            self._warn("end", exc)
+        while self._queue:
+            await asyncio.sleep(0)  # let this loop turn's other chunks join the batch
+            batch, self._queue = self._queue, []
+            written, self._written = self._written, []
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for answer_id, entry_id, fields in batch:
+                        if not entry_id:
+                            pipe.hset(_key(answer_id, "m"), mapping=fields)
+                            pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+                            pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
+                            continue
+                        pipe.xadd(_key(answer_id, "s"), fields, id=entry_id)
+                        if entry_id == END_ID:
+                            pipe.pexpire(_key(answer_id, "s"), ttl_ms)
+                            pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+                            pipe.delete(_key(answer_id, "p"))
+                    await pipe.execute(raise_on_error=False)
+            except Exception as exc:
+                self._warn("write", exc)
+            finally:
+                for fut in written:
+                    if not fut.done():
+                        fut.set_result(None)
 
     async def watched(self, answer_id: str) -> bool:
-        """Asked by the producer every second: also its heartbeat, and it keeps the keys."""
-        seen = self.local.watchers(answer_id) > 0
+        return answer_id in await self.heartbeat([answer_id])
+
+    async def heartbeat(self, answer_ids: list[str]) -> set[str]:
+        """Every second from the producing process, for all its answers in one pipeline:
+        the producers' heartbeats, "is a reader elsewhere watching", and (every quarter of
+        the time to live) the keys' expiry pushed back."""
+        seen = {a for a in answer_ids if self.local.watchers(a) > 0}
+        if not answer_ids:
+            return seen
+        now = time.monotonic()
+        refresh = now - self._refreshed >= self.ttl / 4
+        if refresh:
+            self._refreshed = now
         ttl_ms = int(self.ttl * 1000)
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
-                pipe.pexpire(_key(answer_id, "s"), ttl_ms)
-                pipe.pexpire(_key(answer_id, "m"), ttl_ms)
-                pipe.exists(_key(answer_id, "w"))
-                *_, watching = await pipe.execute()
+                for answer_id in answer_ids:
+                    pipe.set(_key(answer_id, "p"), 1, px=HEARTBEAT_MS)
+                    pipe.exists(_key(answer_id, "w"))
+                    if refresh:
+                        pipe.pexpire(_key(answer_id, "s"), ttl_ms)
+                        pipe.pexpire(_key(answer_id, "m"), ttl_ms)
+                replies = await pipe.execute()
         except Exception as exc:
             self._warn("heartbeat", exc)
             return seen
-        return seen or bool(watching)
+        step = 4 if refresh else 2
+        for i, answer_id in enumerate(answer_ids):
+            if replies[i * step + 1]:
+                seen.add(answer_id)
+        return seen
+
+    def stats(self) -> dict[str, int]:
+        return self.local.stats()
 
     def on_stop(self, answer_id: str, stop: Callable[[], None] | None) -> None:
         self.local.on_stop(answer_id, stop)
@@ -189,20 +256,29 @@ class RedisStore(AnswerStore):
 
     async def open(self, answer_id: str, offset: int) -> Opened:
         if self.local.has(answer_id):
-            return await self.local.open(answer_id, offset)
+            with contextlib.suppress(AnswerGone):  # not kept here for space: Redis has it
+                return await self.local.open(answer_id, offset)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(_key(answer_id, "m"), "ct")
             pipe.xrevrange(_key(answer_id, "s"), "+", "-", count=2)
             ctype, last = await pipe.execute()
         if ctype is None:
             raise AnswerGone(self.gone_message())
-        if last and _is_end(last[0][0]):
-            data = [e for e in last if not _is_end(e[0])]
-            size = _start_of(data[0][0]) + len(data[0][1][b"d"]) if data else 0
-            if offset > size:
-                raise OffsetError(
-                    f"this answer has {size} bytes; a resume cannot start at byte {offset}"
-                )
+        size, ended = _size_of(last)
+        # Past the size so far is a 416, as from the memory store. But the producing process
+        # feeds its own readers before its chunks reach Redis (one pipeline per loop turn),
+        # so a page may hold bytes Redis has not got yet: a live answer gets a moment
+        # (CATCH_UP_S) to catch up before the offset is refused.
+        deadline = time.monotonic() + CATCH_UP_S
+        while offset > size and not ended and time.monotonic() < deadline:
+            await self.redis.xread({_key(answer_id, "s"): "$"}, count=1, block=100)
+            size, ended = _size_of(
+                await self.redis.xrevrange(_key(answer_id, "s"), "+", "-", count=2)
+            )
+        if offset > size:
+            raise OffsetError(
+                f"this answer has {size} bytes so far; a resume cannot start at byte {offset}"
+            )
         return Opened(ctype.decode(), self._tail(answer_id, offset))
 
     async def _tail(self, answer_id: str, offset: int) -> AsyncIterator[bytes]:
@@ -236,6 +312,9 @@ class RedisStore(AnswerStore):
                     return
 
     async def aclose(self) -> None:
+        if self._flusher is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._flusher, 2)
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(BaseException):
@@ -243,3 +322,4 @@ class RedisStore(AnswerStore):
         if self._redis is not None:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()
+                await self._redis.connection_pool.disconnect()  # ours: aclose leaves it

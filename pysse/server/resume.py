@@ -41,6 +41,9 @@ __all__ = ["ANSWER_HEADER", "Answers", "TailResponse", "relay_note"]
 ANSWER_HEADER = "x-pysse-answer-id"
 RESUMED_HEADER = "x-pysse-resumed-from"
 _ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+# ASCII digits only: str.isdigit() also says yes to '²', '①' and Arabic-Indic digits, which
+# int() then refuses or takes as a number. 15 digits: a petabyte, far past any answer.
+_OFFSET = re.compile(r"[0-9]{1,15}")
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -54,7 +57,12 @@ def relay_note(why: str) -> bytes:
 
 
 class Answers:
-    """The answers of one relay (or the demo): start them, resume them, stop them."""
+    """The answers of one relay (or the demo): start them, resume them, stop them.
+
+    One task per answer copies its bytes into the store. The unwatched cap is one sweeper
+    for all of them (every ``check_every`` seconds it asks the store which answers someone
+    reads, in one call: one Redis pipeline, not one per answer), not a timer per answer:
+    with thousands of answers open, per-answer timers were thousands of wake-ups a second."""
 
     def __init__(self, store: AnswerStore, unwatched: float = 120.0) -> None:
         if unwatched <= 0:
@@ -62,11 +70,14 @@ class Answers:
         self.store = store
         self.unwatched = unwatched
         self.check_every = min(1.0, unwatched / 4)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._stops: dict[str, Callable[[str], None]] = {}
+        self._last_watched: dict[str, float] = {}
+        self._sweeper: asyncio.Task[None] | None = None
 
     @property
     def running(self) -> int:
-        """Producers still running (for tests and the bench)."""
+        """Producers still running (for tests, the bench and the metrics)."""
         return len(self._tasks)
 
     async def start(self, source: AsyncIterator[bytes], content_type: str) -> str:
@@ -74,60 +85,74 @@ class Answers:
         a task of its own; returns the answer id."""
         answer_id = secrets.token_urlsafe(18)  # 144 bits: the id is the capability to read
         await self.store.create(answer_id, content_type)
+        self._last_watched[answer_id] = time.monotonic()
         task = asyncio.create_task(self._produce(answer_id, source))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks[answer_id] = task
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.create_task(self._sweep())
         return answer_id
 
     async def _produce(self, answer_id: str, source: AsyncIterator[bytes]) -> None:
         store = self.store
+        task = asyncio.current_task()
+        assert task is not None
+        why: list[str] = []
 
-        async def copy() -> None:
+        def stop(reason: str = "stopped by the user") -> None:
+            if not why:
+                why.append(reason)
+                task.cancel()
+
+        self._stops[answer_id] = stop
+        store.on_stop(answer_id, stop)
+        try:
             try:
                 async for chunk in source:
                     if not await store.append(answer_id, chunk):
-                        return  # evicted for space: nobody can resume it, stop paying
+                        break  # not kept and nobody reads it: stop paying for it
+            except asyncio.CancelledError:
+                if not why:
+                    raise
+                task.uncancel()
             finally:
                 aclose = getattr(source, "aclose", None)
                 if aclose is not None:
                     await aclose()  # closes the upstream request
-
-        inner = asyncio.create_task(copy())
-        why: list[str] = []
-
-        def stop(reason: str = "stopped by the user") -> None:
-            if not inner.done():
-                why.append(reason)
-                inner.cancel()
-
-        store.on_stop(answer_id, stop)
-        try:
-            last_watched = time.monotonic()
-            while not inner.done():
-                await asyncio.wait({inner}, timeout=self.check_every)
-                if inner.done():
-                    break
-                now = time.monotonic()
-                if await store.watched(answer_id):
-                    last_watched = now
-                elif now - last_watched >= self.unwatched:
-                    stop(f"nobody watched it for {self.unwatched:g} s")
-            try:
-                await inner
-            except asyncio.CancelledError:
-                if not why:
-                    raise
             if why:
                 await store.append(answer_id, relay_note(why[0]))
         finally:
+            self._tasks.pop(answer_id, None)
+            self._stops.pop(answer_id, None)
+            self._last_watched.pop(answer_id, None)
             store.on_stop(answer_id, None)
             with contextlib.suppress(Exception):
                 await store.end(answer_id)
 
+    async def _sweep(self) -> None:
+        """The unwatched cap (and the producers' heartbeat, for a shared store)."""
+        while self._tasks:
+            await asyncio.sleep(self.check_every)
+            ids = list(self._tasks)
+            if not ids:
+                break
+            watched = await self.store.heartbeat(ids)
+            now = time.monotonic()
+            last = self._last_watched
+            for answer_id in ids:
+                if answer_id in watched:
+                    last[answer_id] = now
+                elif now - last.get(answer_id, now) >= self.unwatched:
+                    stop = self._stops.get(answer_id)
+                    if stop is not None:
+                        stop(f"nobody watched it for {self.unwatched:g} s")
+
     async def aclose(self) -> None:
-        for task in list(self._tasks):
+        tasks = list(self._tasks.values())
+        if self._sweeper is not None:
+            tasks.append(self._sweeper)
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.store.aclose()
 
     # -- the HTTP side -------------------------------------------------------------------------
@@ -138,8 +163,13 @@ class Answers:
         start = request.query_params.get("from", "0")
         if not _ID.fullmatch(answer_id):
             return json_error(400, "bad_answer_id", "answer= must be an id the relay gave", headers)
-        if not (start.isdigit() and len(start) <= 15):
-            return json_error(400, "bad_offset", "from= must be a byte count (0, 1, 2...)", headers)
+        if not _OFFSET.fullmatch(start):
+            return json_error(
+                400,
+                "bad_offset",
+                f"from= must be a byte count in ASCII digits (0, 1, 2...), not {start[:20]!r}",
+                headers,
+            )
         try:
             opened = await self.store.open(answer_id, int(start))
         except AnswerGone as exc:
@@ -192,7 +222,7 @@ class TailResponse:
             await send({"type": "http.response.start", "status": 200, "headers": raw})
             pumping = asyncio.ensure_future(self._pump(send))
             leaving = asyncio.ensure_future(_until_disconnect(receive))
-            stopping = asyncio.shield(STOPPING.future())
+            stopping = STOPPING.waiter()
             waiting: set[asyncio.Future[Any]] = {pumping, leaving, stopping}
             try:
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)

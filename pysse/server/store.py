@@ -20,6 +20,11 @@ from typing import Literal
 
 from .record import Record, RecordBook
 
+NOT_KEPT = (
+    "not kept: the relay's store was full, so this answer could not be kept for resuming "
+    "(its first connection got all of it); the text received so far is kept"
+)
+
 __all__ = [
     "AnswerGone",
     "AnswerStore",
@@ -60,7 +65,8 @@ class AnswerStore:
         raise NotImplementedError
 
     async def append(self, answer_id: str, data: bytes) -> bool:
-        """Add bytes; False if the answer is gone (evicted for space): stop producing."""
+        """Add bytes; False when nobody reads the answer and nobody could resume it (the
+        store was full): stop producing."""
         raise NotImplementedError
 
     async def end(self, answer_id: str) -> None:
@@ -82,8 +88,18 @@ class AnswerStore:
         """Whether some reader is attached to the answer right now (any process)."""
         raise NotImplementedError
 
+    async def heartbeat(self, answer_ids: list[str]) -> set[str]:
+        """The producing process says these answers are alive (every second); returns the
+        ones some reader is attached to. One call for all, so a shared store answers with
+        one round trip."""
+        return {a for a in answer_ids if await self.watched(a)}
+
     async def aclose(self) -> None:
         """Release connections and tasks (the server is stopping)."""
+
+    def stats(self) -> dict[str, int]:
+        """Counters for the relay's metrics (store bytes, answers, evictions...)."""
+        return {}
 
     def gone_message(self) -> str:
         return (
@@ -94,8 +110,8 @@ class AnswerStore:
 
 class MemoryStore(AnswerStore):
     """Answers in this process's memory: a ``RecordBook`` (time to live, total size cap,
-    oldest evicted first) plus the waiting: readers sleep on an event that each append or end
-    sets."""
+    ended answers evicted first, then live ones no longer kept; see ``record``) plus the
+    waiting: readers of an answer sleep on one future that its next append or end sets."""
 
     kind = "memory"
 
@@ -104,25 +120,29 @@ class MemoryStore(AnswerStore):
         ttl: float = 600.0,
         max_bytes: int = 64 << 20,
         clock: Callable[[], float] | None = None,
+        mirror: bool = False,
     ) -> None:
-        self.book = RecordBook(ttl, max_bytes)
+        """``mirror``: this process's copy of answers a shared store keeps whole (Redis):
+        no note and no stopped producer when the cap stops keeping one here."""
+        self.book = RecordBook(ttl, max_bytes, notes=not mirror)
+        self.mirror = mirror
         self.ttl = ttl
         self.clock = clock or time.monotonic
-        self._changed: dict[str, asyncio.Event] = {}
+        # Each waiting reader's own future (a cancelled reader cancels only its own).
+        self._changed: dict[str, list[asyncio.Future[None]]] = {}
         self._stoppers: dict[str, Callable[[], None]] = {}
-        self._watchers: dict[str, int] = {}
 
     def _wake(self, answer_id: str) -> None:
-        ev = self._changed.pop(answer_id, None)
-        if ev is not None:
-            ev.set()
+        for fut in self._changed.pop(answer_id, ()):
+            if not fut.done():
+                fut.set_result(None)
 
-    def _evicted(self, recs: list[Record]) -> None:
+    def _unread(self, recs: list[Record]) -> None:
+        """Answers nobody reads and nobody could resume (not kept): stop their producers."""
         for rec in recs:
             stop = self._stoppers.pop(rec.answer_id, None)
             if stop is not None:
                 stop()
-            self._wake(rec.answer_id)
 
     async def create(self, answer_id: str, content_type: str) -> None:
         self.book.create(answer_id, self.clock(), content_type)
@@ -130,11 +150,15 @@ class MemoryStore(AnswerStore):
     def append_now(self, answer_id: str, data: bytes) -> bool:
         """``append`` without awaiting (the Redis store's local mirror uses it)."""
         rec = self.book.get(answer_id, self.clock())
-        if rec is None or rec.evicted:
+        if rec is None or rec.ended:
             return False
-        self._evicted(self.book.append(rec, data, self.clock()))
+        unread = self.book.append(rec, data, self.clock())
+        if unread and not self.mirror:
+            self._unread([r for r in unread if r is not rec])
+            if rec in unread:
+                return False
         self._wake(answer_id)
-        return not rec.evicted
+        return True
 
     async def append(self, answer_id: str, data: bytes) -> bool:
         return self.append_now(answer_id, data)
@@ -156,6 +180,8 @@ class MemoryStore(AnswerStore):
         rec = self.book.get(answer_id, self.clock())
         if rec is None:
             raise AnswerGone(self.gone_message())
+        if not rec.kept:
+            raise AnswerGone(NOT_KEPT)
         if offset < 0 or offset > rec.size:
             raise OffsetError(
                 f"this answer has {rec.size} bytes so far; a resume cannot start at byte {offset}"
@@ -163,31 +189,25 @@ class MemoryStore(AnswerStore):
         return Opened(rec.content_type, self._tail(rec, offset))
 
     async def _tail(self, rec: Record, offset: int) -> AsyncIterator[bytes]:
+        book = self.book
+        cursor = book.attach(rec, offset)
+        if cursor is None:  # let go between open() and the first read
+            raise AnswerGone(NOT_KEPT)
         key = rec.answer_id
-        self._watchers[key] = self._watchers.get(key, 0) + 1
         try:
             while True:
-                if rec.evicted:
-                    raise AnswerGone(
-                        "this answer was dropped by the relay: its answer store was full"
-                    )
-                chunk = rec.read(offset)
+                chunk = book.read(rec, cursor)
                 if chunk:
-                    offset += len(chunk)
                     yield chunk
                     continue
                 if rec.ended:
                     return
-                ev = self._changed.get(key)
-                if ev is None:
-                    ev = self._changed[key] = asyncio.Event()
-                await ev.wait()
+                fut = asyncio.get_running_loop().create_future()
+                self._changed.setdefault(key, []).append(fut)
+                await fut
         finally:
-            left = self._watchers.get(key, 1) - 1
-            if left:
-                self._watchers[key] = left
-            else:
-                self._watchers.pop(key, None)
+            if book.detach(rec, cursor) and not self.mirror:
+                self._unread([rec])
 
     def on_stop(self, answer_id: str, stop: Callable[[], None] | None) -> None:
         if stop is None:
@@ -206,10 +226,20 @@ class MemoryStore(AnswerStore):
         return self.stop_now(answer_id)
 
     def watchers(self, answer_id: str) -> int:
-        return self._watchers.get(answer_id, 0)
+        rec = self.book.get(answer_id, self.clock())
+        return len(rec.cursors) if rec is not None else 0
 
     async def watched(self, answer_id: str) -> bool:
         return self.watchers(answer_id) > 0
+
+    def stats(self) -> dict[str, int]:
+        book = self.book
+        return {
+            "store_bytes": book.total,
+            "store_answers": len(book),
+            "evictions": book.evictions,
+            "not_kept": book.not_kept,
+        }
 
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")

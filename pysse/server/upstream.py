@@ -131,11 +131,15 @@ class Scrubber:
     def feed(self, chunk: bytes) -> bytes:
         if not self.secrets:
             return chunk
-        data = self._held + chunk
+        data = self._held + chunk if self._held else chunk
         for secret in self.secrets:
-            data = data.replace(secret, REDACTED)
+            if secret in data:
+                data = data.replace(secret, REDACTED)
         keep = 0
+        last = data[-1:]
         for secret in self.secrets:
+            if last not in secret:
+                continue  # no prefix of the secret ends with this byte (SSE chunks end in LF)
             for n in range(min(len(secret) - 1, len(data)), keep, -1):
                 if data.endswith(secret[:n]):
                     keep = n
