@@ -20,12 +20,14 @@ from .base import (
     Decoder,
     Message,
     Provider,
+    Turn,
     error_from_payload,
     error_message,
     http_error_message,
     valid_model_name,
 )
-from .encode import encode_answer
+from .encode import encode_answer, encode_parts
+from .encoder import Encoder, HiddenReasoning, Part, Reasoning, Text, ToolUse
 
 __all__ = [
     "CONTINUE_INSTRUCTION",
@@ -33,12 +35,20 @@ __all__ = [
     "PROVIDERS",
     "BodyOptions",
     "Decoder",
+    "Encoder",
     "Format",
+    "HiddenReasoning",
     "Message",
+    "Part",
     "Provider",
     "ProviderName",
+    "Reasoning",
+    "Text",
+    "ToolUse",
+    "Turn",
     "detect_format",
     "encode_answer",
+    "encode_parts",
     "error_from_payload",
     "error_message",
     "get_provider",

@@ -1,44 +1,79 @@
 """Writing an answer in any provider's format: the demo model, the tests and the testing kit
-use this to produce streams that the decoders must read back exactly."""
+use this to produce streams that the decoders must read back exactly, and that each
+provider's official SDK accepts (tests/test_sdk_*.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .base import Provider
+from .encoder import Part, Reasoning, Text, ToolUse, pieces
 
-__all__ = ["encode_answer"]
-
-KEEPALIVE_EVERY = 40  # a ``: keep-alive`` comment after every this many deltas
+__all__ = ["encode_answer", "encode_parts"]
 
 
-def encode_answer(
+def encode_parts(
     provider: Provider,
-    deltas: list[str],
+    parts: Sequence[Part],
     *,
     error_at: int | None = None,
     error_message: str = "The server had an error.",
     malformed_at: int | None = None,
     terminal: bool = True,
 ) -> list[bytes]:
-    """The events of a streamed answer in ``provider``'s format, one bytes object per event
-    (keep-alive comments included).
+    """The events of an answer made of ``parts`` (reasoning, hidden reasoning, text, tool
+    calls, in the order given) in ``provider``'s format, one bytes object per event.
 
-    ``error_at``/``malformed_at``: after that many deltas, a provider error event / a payload
-    that is not JSON, and nothing more. ``terminal=False`` leaves the terminal signal out
-    (a dropped connection)."""
+    ``error_at``/``malformed_at``: after that many deltas (every part's pieces counted), a
+    provider error event / a payload that is not JSON, and nothing more. ``terminal=False``
+    stops after the last delta: no closing events, no terminal signal (a dropped
+    connection). A part the format cannot carry is a ``ValueError`` (Gemini's function
+    calls take a JSON object)."""
     eol = provider.eol
-    events = provider.encode_start()
-    for i, delta in enumerate(deltas):
-        if error_at is not None and i == error_at:
-            return [*events, provider.encode_error(error_message)]
-        if malformed_at is not None and i == malformed_at:
-            return [
-                *events,
-                f'data: {{"choices": [{{"delta": {{"content": "oops{eol}{eol}'.encode(),
-            ]
-        events.append(provider.encode_delta(delta))
-        if i % KEEPALIVE_EVERY == KEEPALIVE_EVERY - 1:
-            events.append(f": keep-alive{eol}{eol}".encode())
+    enc = provider.encoder()
+    events = enc.start()
+    sent = 0
+    chars = 0
+    for i, part in enumerate(parts):
+        if i:
+            events += enc.close()
+        events += enc.open(part)
+        for piece in pieces(part):
+            if error_at is not None and sent == error_at:
+                return events + enc.error(error_message)
+            if malformed_at is not None and sent == malformed_at:
+                broken = f'data: {{"choices": [{{"delta": {{"content": "oops{eol}{eol}'
+                return [*events, broken.encode()]
+            events += enc.delta(piece)
+            sent += 1
+            chars += len(piece)
     if terminal:
-        text = "".join(deltas)
-        events += provider.encode_end(text, max(1, len(text) // 4))
+        events += (enc.close() if parts else []) + enc.end(max(1, chars // 4))
     return events
+
+
+def encode_answer(
+    provider: Provider,
+    deltas: Sequence[str],
+    *,
+    reasoning: Sequence[str] = (),
+    tool_calls: Sequence[ToolUse] = (),
+    error_at: int | None = None,
+    error_message: str = "The server had an error.",
+    malformed_at: int | None = None,
+    terminal: bool = True,
+) -> list[bytes]:
+    """An answer as models usually give it: ``reasoning`` deltas (if any), the text
+    ``deltas``, then ``tool_calls`` (if any); see :func:`encode_parts` for the rest."""
+    parts: list[Part] = [Reasoning(reasoning)] if reasoning else []
+    if deltas or not tool_calls:
+        parts.append(Text(deltas))
+    parts += tool_calls
+    return encode_parts(
+        provider,
+        parts,
+        error_at=error_at,
+        error_message=error_message,
+        malformed_at=malformed_at,
+        terminal=terminal,
+    )

@@ -23,20 +23,26 @@ from .base import (
     Decoder,
     Message,
     Provider,
+    Turn,
     as_dict,
     as_int,
     as_list,
     as_str,
+    role_and_text,
     sse_event,
 )
+from .encoder import MODEL, Encoder, Part, Reasoning, ToolUse
 
-__all__ = ["PROVIDER", "GeminiDecoder"]
+__all__ = ["PROVIDER", "GeminiDecoder", "GeminiEncoder"]
 
 EOL = "\r\n"
 
 
 class GeminiDecoder(Decoder):
     terminal_signal = "a chunk with finishReason"
+
+    def __init__(self) -> None:
+        self.calls = 0  # function calls so far: each gets an index of its own
 
     def handle(self, ev: SSEEvent, obj: JSON) -> list[ChatEvent]:
         out: list[ChatEvent] = []
@@ -54,10 +60,11 @@ class GeminiDecoder(Decoder):
                         else TextDelta(text, index)
                     )
                 call = part.get("functionCall")
-                if isinstance(call, dict):
+                if isinstance(call, dict):  # always whole; parallel calls are parts side by side
+                    self.calls += 1
                     out.append(
                         ToolCallDelta(
-                            index=index,
+                            index=self.calls - 1,
                             id=as_str(call.get("id")),
                             name=as_str(call.get("name")),
                             arguments=json.dumps(call.get("args", {}), ensure_ascii=False),
@@ -85,17 +92,22 @@ def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
     )
 
 
-def build_body(messages: Sequence[Message], opts: BodyOptions) -> JSON:
+def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
+    """Earlier thoughts are dropped; with ``thinking`` on, thoughts are asked for
+    (``includeThoughts``) with that budget."""
     body: JSON = {
         "contents": [
             {"role": "model" if r == "assistant" else "user", "parts": [{"text": t}]}
-            for r, t in messages
+            for r, t in map(role_and_text, messages)
         ]
     }
     if opts.model:
         body["model"] = opts.model  # read by relays to build the URL; Gemini ignores it
     if opts.system:
         body["systemInstruction"] = {"parts": [{"text": opts.system}]}
+    if opts.thinking > 0:
+        thinking = {"includeThoughts": True, "thinkingBudget": opts.thinking}
+        body["generationConfig"] = {"thinkingConfig": thinking}
     return body
 
 
@@ -103,23 +115,71 @@ def auth_headers(key: str) -> dict[str, str]:
     return {"x-goog-api-key": key}
 
 
-def _chunk(parts: list[JSON], **extra: object) -> bytes:
-    cand: JSON = {"content": {"parts": parts, "role": "model"}, "index": 0}
-    if "finishReason" in extra:
-        cand["finishReason"] = extra.pop("finishReason")
-    return sse_event({"candidates": [cand], **extra}, eol=EOL)
+class GeminiEncoder(Encoder):
+    """``streamGenerateContent?alt=sse`` chunks as Gemini sends them (CRLF line ends, no
+    comments: google-genai reads any line that is not ``data:`` as JSON): one chunk per
+    text or thought (``thought: true``) delta; function calls whole (and without an id, as
+    Gemini sends them), never in fragments,
+    calls made side by side (parallel) in one chunk; the last chunk (with the calls, when
+    the answer ends with them) carries ``finishReason`` and the usage."""
 
+    eol = EOL
 
-def encode_start() -> list[bytes]:
-    return []
+    def __init__(self) -> None:
+        self.part: Part | None = None
+        self.fragments: list[str] = []
+        self.calls: list[JSON] = []  # finished calls not sent yet
 
+    def _chunk(self, parts: list[JSON], **extra: object) -> bytes:
+        cand: JSON = {"content": {"parts": parts, "role": "model"}, "index": 0}
+        if "finishReason" in extra:
+            cand["finishReason"] = extra.pop("finishReason")
+        body = {"candidates": [cand], **extra, "modelVersion": MODEL, "responseId": "pysse"}
+        return sse_event(body, eol=EOL)
 
-def encode_delta(text: str) -> bytes:
-    return _chunk([{"text": text}], modelVersion="demo")
+    def _flush(self) -> list[bytes]:
+        calls, self.calls = self.calls, []
+        return [self._chunk(calls)] if calls else []
 
+    def open(self, part: Part) -> list[bytes]:
+        self.part, self.fragments = part, []
+        return [] if isinstance(part, ToolUse) else self._flush()
 
-def encode_error(message: str) -> bytes:
-    return sse_event({"error": {"code": 503, "status": "UNAVAILABLE", "message": message}}, eol=EOL)
+    def delta(self, piece: str) -> list[bytes]:
+        if isinstance(self.part, ToolUse):
+            self.fragments.append(piece)
+            return []
+        if isinstance(self.part, Reasoning):
+            return [self._chunk([{"text": piece, "thought": True}])]
+        return [self._chunk([{"text": piece}])]
+
+    def close(self) -> list[bytes]:
+        if isinstance(self.part, ToolUse):
+            text = "".join(self.fragments) or "{}"
+            try:
+                args = json.loads(text)
+            except ValueError:
+                args = None
+            if not isinstance(args, dict):
+                raise ValueError(
+                    f"Gemini sends a function call's arguments as a JSON object; "
+                    f"{self.part.name!r} has {text[:80]!r}"
+                )
+            self.calls.append({"functionCall": {"name": self.part.name, "args": args}})
+        return []
+
+    def end(self, output_tokens: int) -> list[bytes]:
+        usage = {
+            "promptTokenCount": 12,
+            "candidatesTokenCount": output_tokens,
+            "totalTokenCount": 12 + output_tokens,
+        }
+        parts, self.calls = self.calls or [{"text": ""}], []  # calls last: in the last chunk
+        return [self._chunk(parts, finishReason="STOP", usageMetadata=usage)]
+
+    def error(self, message: str) -> list[bytes]:
+        err = {"code": 503, "message": message, "status": "UNAVAILABLE"}
+        return [sse_event({"error": err}, eol=EOL)]
 
 
 ERROR_STATUSES = {
@@ -140,11 +200,6 @@ def encode_http_error(status: int, message: str) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def encode_end(text: str, output_tokens: int) -> list[bytes]:
-    usage = {"promptTokenCount": 12, "candidatesTokenCount": output_tokens}
-    return [_chunk([{"text": ""}], finishReason="STOP", usageMetadata=usage)]
-
-
 PROVIDER = Provider(
     name="gemini",
     label="Gemini",
@@ -153,10 +208,7 @@ PROVIDER = Provider(
     build_body=build_body,
     endpoint="/models/{model}:streamGenerateContent?alt=sse",
     auth_headers=auth_headers,
-    encode_start=encode_start,
-    encode_delta=encode_delta,
-    encode_error=encode_error,
-    encode_end=encode_end,
+    encoder=GeminiEncoder,
     encode_http_error=encode_http_error,
     demo_path="/v1beta/models/demo:streamGenerateContent?alt=sse",
     eol=EOL,

@@ -14,14 +14,17 @@ from .base import (
     Decoder,
     Message,
     Provider,
+    Turn,
     as_dict,
     as_int,
     as_list,
     as_str,
+    role_and_text,
     sse_event,
 )
+from .encoder import CREATED, MODEL, Encoder, Part, Reasoning, ToolUse
 
-__all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error"]
+__all__ = ["PROVIDER", "ChatEncoder", "OpenAIChatDecoder", "encode_http_error"]
 
 
 class OpenAIChatDecoder(Decoder):
@@ -38,11 +41,12 @@ class OpenAIChatDecoder(Decoder):
             choice = as_dict(choice)
             index = as_int(choice.get("index")) or 0
             delta = as_dict(choice.get("delta"))
-            # Several OpenAI-compatible servers stream reasoning beside the content.
-            for key in ("reasoning_content", "reasoning"):
-                reasoning = as_str(delta.get(key))
-                if reasoning:
-                    out.append(ReasoningDelta(reasoning, index))
+            # OpenAI-compatible servers stream reasoning beside the content: DeepSeek as
+            # reasoning_content, OpenRouter as reasoning; vLLM renamed the one to the other
+            # and, for compatibility, some versions send both with the same text: read one.
+            reasoning = as_str(delta.get("reasoning_content")) or as_str(delta.get("reasoning"))
+            if reasoning:
+                out.append(ReasoningDelta(reasoning, index))
             content = as_str(delta.get("content"))
             if content:
                 out.append(TextDelta(content, index))
@@ -77,9 +81,10 @@ def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
     return "choices" in obj or obj.get("object") == "chat.completion.chunk"
 
 
-def build_body(messages: Sequence[Message], opts: BodyOptions) -> JSON:
+def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
+    """Reasoning is never sent back (DeepSeek refuses ``reasoning_content`` in input)."""
     msgs = ([{"role": "system", "content": opts.system}] if opts.system else []) + [
-        {"role": r, "content": t} for r, t in messages
+        {"role": r, "content": t} for r, t in map(role_and_text, messages)
     ]
     return {
         "model": opts.model or PROVIDER.default_model,
@@ -93,24 +98,6 @@ def auth_headers(key: str) -> dict[str, str]:
     return {"authorization": f"Bearer {key}"}
 
 
-def _chunk(fields: JSON) -> bytes:
-    base = {"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": "demo"}
-    return sse_event({**base, **fields})
-
-
-def encode_start() -> list[bytes]:
-    role = {"role": "assistant", "content": ""}
-    return [_chunk({"choices": [{"index": 0, "delta": role, "finish_reason": None}]})]
-
-
-def encode_delta(text: str) -> bytes:
-    return _chunk({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
-
-
-def encode_error(message: str) -> bytes:
-    return sse_event({"error": {"type": "server_error", "message": message}})
-
-
 def encode_http_error(status: int, message: str) -> bytes:
     """OpenAI's error body (Chat Completions and Responses alike)."""
     kind, code = {
@@ -122,13 +109,67 @@ def encode_http_error(status: int, message: str) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def encode_end(text: str, output_tokens: int) -> list[bytes]:
-    usage = {"prompt_tokens": 12, "completion_tokens": output_tokens}
-    return [
-        _chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
-        _chunk({"choices": [], "usage": usage}),
-        b"data: [DONE]\n\n",
-    ]
+class ChatEncoder(Encoder):
+    """``chat.completion.chunk`` events as OpenAI streams them: the role first, then one
+    ``delta`` per piece (``content``; ``reasoning_content`` as DeepSeek streams reasoning;
+    ``tool_calls`` by index, the first fragment naming the call), the finish reason in a
+    chunk of its own, a usage chunk with no choices, and ``[DONE]``."""
+
+    def __init__(self) -> None:
+        self.part: Part | None = None
+        self.calls = 0
+
+    def _chunk(self, delta: JSON, finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return sse_event({**CHUNK_HEAD, "choices": [choice]})
+
+    def start(self) -> list[bytes]:
+        return [self._chunk({"role": "assistant", "content": "", "refusal": None})]
+
+    def open(self, part: Part) -> list[bytes]:
+        self.part = part
+        if not isinstance(part, ToolUse):
+            return []  # text and reasoning need no opening; hidden reasoning has no form here
+        self.calls += 1
+        call = {
+            "index": self.calls - 1,
+            "id": part.id or f"call_{self.calls - 1}",
+            "type": "function",
+            "function": {"name": part.name, "arguments": ""},
+        }
+        return [self._chunk({"tool_calls": [call]})]
+
+    def delta(self, piece: str) -> list[bytes]:
+        if isinstance(self.part, ToolUse):
+            call = {"index": self.calls - 1, "function": {"arguments": piece}}
+            return [self._chunk({"tool_calls": [call]})]
+        key = "reasoning_content" if isinstance(self.part, Reasoning) else "content"
+        return [self._chunk({key: piece})]
+
+    def end(self, output_tokens: int) -> list[bytes]:
+        usage = {
+            "prompt_tokens": 12,
+            "completion_tokens": output_tokens,
+            "total_tokens": 12 + output_tokens,
+        }
+        return [
+            self._chunk({}, "tool_calls" if self.calls else "stop"),
+            sse_event({**CHUNK_HEAD, "choices": [], "usage": usage}),
+            b"data: [DONE]\n\n",
+        ]
+
+    def error(self, message: str) -> list[bytes]:
+        body = {"message": message, "type": "server_error", "param": None, "code": None}
+        return [sse_event({"error": body})]
+
+
+CHUNK_HEAD: JSON = {
+    "id": "chatcmpl-pysse",
+    "object": "chat.completion.chunk",
+    "created": CREATED,
+    "model": MODEL,
+    "system_fingerprint": "fp_pysse",
+}
 
 
 PROVIDER = Provider(
@@ -139,10 +180,7 @@ PROVIDER = Provider(
     build_body=build_body,
     endpoint="/chat/completions",
     auth_headers=auth_headers,
-    encode_start=encode_start,
-    encode_delta=encode_delta,
-    encode_error=encode_error,
-    encode_end=encode_end,
+    encoder=ChatEncoder,
     encode_http_error=encode_http_error,
     demo_path="/v1/chat/completions",
     default_model="gpt-4.1",
