@@ -50,7 +50,6 @@ from ..errors import ConfigError
 from ..providers import (
     PROVIDERS,
     Format,
-    Provider,
     error_message,
 )
 from .body import json_error, read_json_body
@@ -62,6 +61,7 @@ from .config import (
     config_from_args,
     guess_format,
 )
+from .native import ANY_METHOD, error_handlers, native_paths, not_streamed_endpoint, unary_paths
 from .origins import OriginPolicy, log_refusal
 from .resume import Answers, TailResponse
 from .serve import STOPPING, ServerLimits, Stopped
@@ -387,7 +387,7 @@ def other_format_endpoint(cfg: RelayConfig, name: str) -> Callable[[Request], Aw
     """Another format's native path: a clear 404 saying where this relay listens."""
 
     async def endpoint(request: Request) -> Response:
-        own = cfg.provider.demo_path.split("?", 1)[0]
+        own = " or ".join(p.replace("{model}", "MODEL") for p in native_paths(cfg.provider))
         return json_error(
             404,
             "wrong_format",
@@ -398,40 +398,32 @@ def other_format_endpoint(cfg: RelayConfig, name: str) -> Callable[[Request], Aw
     return endpoint
 
 
-def native_path(provider: Provider) -> str:
-    """A format's usual path (``/v1/chat/completions``; Gemini's with a ``{model}``)."""
-    path = provider.demo_path.split("?", 1)[0]
-    if provider.model_in_path:
-        prefix, _, method = path.rpartition("/")
-        return prefix + "/{model}:" + method.split(":", 1)[1]
-    return path
-
-
 def create_relay_app(
     cfg: RelayConfig, client: httpx.AsyncClient | None = None, answers: Answers | None = None
 ) -> Starlette:
-    """The relay at ``/relay`` and ``/``, and at its format's native path (``/v1/...``) so an
-    official SDK can use it as its base URL. ``answers``: the answer store and producers
-    (made from ``cfg`` if not given; tests pass their own to look inside)."""
+    """The relay at ``/relay`` and ``/``, and at its format's native paths (``/v1/...``,
+    ``pysse.server.native``) so an official SDK can use it as its base URL; other formats'
+    paths say where to go, any other path is a JSON 404. ``answers``: the answer store and
+    producers (made from ``cfg`` if not given; tests pass their own to look inside)."""
     http = upstream_pool(cfg, client)
     if answers is None:
         answers = cfg.answers()
     handler = relay_endpoint(cfg, http, answers=answers)
     methods = ["POST", "OPTIONS", "GET", "DELETE"]
     routes = [Route("/", handler, methods=methods), Route("/relay", handler, methods=methods)]
+    own = cfg.provider
+    native = relay_endpoint(cfg, http, path_model=own.model_in_path, answers=answers)
+    routes += [Route(path, native, methods=methods) for path in native_paths(own)]
+    refuse = not_streamed_endpoint(own)
+    routes += [Route(path, refuse, methods=ANY_METHOD) for path in unary_paths(own)]
+    served = [r.path for r in routes]
     for name, provider in PROVIDERS.items():
-        path = native_path(provider)
-        if name == cfg.format:
-            routes.append(
-                Route(
-                    path,
-                    relay_endpoint(cfg, http, path_model=provider.model_in_path, answers=answers),
-                    methods=methods,
-                )
-            )
-        elif path not in {r.path for r in routes}:
-            routes.append(Route(path, other_format_endpoint(cfg, name), methods=["POST"]))
-    return Starlette(routes=routes)
+        routes += [
+            Route(path, other_format_endpoint(cfg, name), methods=ANY_METHOD)
+            for path in native_paths(provider)
+            if path not in {r.path for r in routes}
+        ]
+    return Starlette(routes=routes, exception_handlers=error_handlers(served))
 
 
 def main(argv: list[str] | None = None) -> int:
