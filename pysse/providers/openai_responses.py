@@ -256,7 +256,7 @@ class ResponsesEncoder(Encoder):
         reasoning = sum(len(s["text"]) for s in summaries) // 4
         usage = {
             "input_tokens": 12,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
             "output_tokens": output_tokens,
             "output_tokens_details": {"reasoning_tokens": min(reasoning, output_tokens)},
             "total_tokens": 12 + output_tokens,
