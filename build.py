@@ -50,6 +50,8 @@ PYODIDE_FILES = (
     "pyodide-lock.json",
 )
 AXE_VERSION = "4.14.1"  # axe-core, for the accessibility tests only: never part of the site
+# The official Node SDKs the tests run as clients of the relays (tests/test_sdk_node.py)
+NODE_SDKS = ("openai@7.59.0", "@anthropic-ai/sdk@1.15.0")
 # Loaded by URL in this order: loadPackage() does no dependency resolution for URLs.
 BROWSER_WHEELS = (
     "mdurl==0.1.2",
@@ -234,6 +236,27 @@ def fetch_axe() -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     (tmp / "axe.min.js").replace(dest)
     shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def fetch_node_sdks() -> Path:
+    """The official Node SDKs (``NODE_SDKS``) installed once from npm into
+    .cache/node-sdks-KEY/ (their ``node_modules``); the tests load them from there."""
+    key = hashlib.sha256(" ".join(NODE_SDKS).encode()).hexdigest()[:12]
+    dest = CACHE / f"node-sdks-{key}"
+    if (dest / "node_modules" / ".pysse-complete").exists():
+        return dest
+    find_node()
+    tmp = CACHE / f"node-sdks-{key}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"npm install {' '.join(NODE_SDKS)}")
+    npm = shutil.which("npm") or "npm"
+    quiet = ["--silent", "--no-audit", "--no-fund", "--no-save"]
+    subprocess.run([npm, "install", *quiet, "--prefix", str(tmp), *NODE_SDKS], check=True)
+    (tmp / "node_modules" / ".pysse-complete").write_text(" ".join(NODE_SDKS))
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.replace(dest)
     return dest
 
 
@@ -517,6 +540,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         PYSSE_SITE=str(site),
         PYSSE_PYODIDE=str(fetch_pyodide()),
         PYSSE_AXE=str(fetch_axe()),
+        PYSSE_NODE_SDKS=str(fetch_node_sdks()),
     )
     steps = [
         [sys.executable, "-m", "ruff", "check", *LINTED],
