@@ -117,6 +117,24 @@ def test_a_provider_error_mid_stream_reaches_each_sdk_with_its_message(kit: Scri
         c.gemini_stream(kit.url, "hi")
 
 
+@pytest.mark.parametrize("status", [401, 429, 500])
+def test_the_kits_http_errors_are_the_sdks_own_errors(kit: ScriptServer, status: int) -> None:
+    import sdk_clients as c
+
+    expect = {
+        "openai-chat": (c.chat_create, openai.APIStatusError),
+        "openai-responses": (c.responses_stream, openai.APIStatusError),
+        "anthropic": (c.anthropic_stream, anthropic.APIStatusError),
+        "gemini": (c.gemini_stream, gerrors.APIError),
+    }
+    for fmt, (client, error) in expect.items():
+        kit.play(Script.http_error(status, f"Scripted {status} — 東京.", format=fmt))  # type: ignore[arg-type]
+        with pytest.raises(error, match=f"Scripted {status}") as got:
+            client(kit.url, "hi")
+        code = getattr(got.value, "status_code", None) or getattr(got.value, "code", None)
+        assert code == status, fmt
+
+
 # -- the paths SDKs call ---------------------------------------------------------------------
 
 
