@@ -155,5 +155,9 @@ def create_app(
             Route("/", index),
             Mount("/", files, name="site"),
         ]
-    served = [r.path for r in routes if isinstance(r, Route) and "{rest:path}" not in r.path]
+    served = [
+        r.path
+        for r in routes
+        if isinstance(r, Route) and r.path.startswith(("/v1", "/relay")) and "{rest" not in r.path
+    ]
     return Starlette(routes=routes, exception_handlers=error_handlers(served))
