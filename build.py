@@ -330,7 +330,7 @@ def build_pysse_wheel() -> Path:
 
 
 # Server-side code never runs in the page: the wheel Pyodide loads leaves it out.
-BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/")
+BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/", "pysse/providers/encoders/")
 
 
 def browser_wheel(full: Path) -> Path:

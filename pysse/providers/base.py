@@ -17,13 +17,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from http import HTTPStatus
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from ..events import ChatEvent, ProviderError, ReasoningBlock
 from ..jsonsafe import loads_bounded
 from ..sse import SSEEvent
-from .encoder import Encoder
+
+if TYPE_CHECKING:
+    from .encoders import Encoder
 
 __all__ = [
     "CONTINUE_INSTRUCTION",
@@ -273,7 +275,6 @@ class Provider:
     build_body: Callable[[Sequence[Message | Turn], BodyOptions], JSON]
     endpoint: str
     auth_headers: Callable[[str], dict[str, str]]
-    encoder: type[Encoder]
     encode_http_error: Callable[[int, str], bytes]  # an error response's body: (status, message)
     demo_path: str  # where the built-in demo relay serves this format
     eol: str = "\n"
@@ -282,6 +283,15 @@ class Provider:
     # The format continues a final assistant message (a "prefill"): Continue sends the partial
     # answer as the last message. Other formats get CONTINUE_INSTRUCTION after it instead.
     prefill: bool = False
+
+    @property
+    def encoder(self) -> type[Encoder]:
+        """This format's encoder class (``pysse.providers.encoders``). Imported only when
+        asked for: the page decodes, it never writes a stream, so the encoders stay out of
+        the browser's files and its memory snapshot."""
+        from .encoders import ENCODERS
+
+        return ENCODERS[self.name]
 
     def continue_messages(self, history: Sequence[Message], partial: str) -> list[Message]:
         """The messages that ask for the rest of ``partial``, an answer to ``history`` that

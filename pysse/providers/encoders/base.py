@@ -125,7 +125,7 @@ def demo_signature(text: str) -> str:
 
 
 class Encoder:
-    """Writes one answer in one format. :func:`~pysse.providers.encode.encode_parts` calls
+    """Writes one answer in one format. :func:`~pysse.providers.encoders.encode_parts` calls
     ``start``; for each part ``open``, ``delta`` per piece, ``close``; then ``end`` (or
     ``error`` instead, at any point). Each returns the SSE events to send, as bytes.
     Subclasses keep what the format numbers and repeats (ids, indexes, the text so far)."""

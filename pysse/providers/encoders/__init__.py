@@ -1,15 +1,64 @@
 """Writing an answer in any provider's format: the demo model, the tests and the testing kit
 use this to produce streams that the decoders must read back exactly, and that each
-provider's official SDK accepts (tests/test_sdk_*.py)."""
+provider's official SDK accepts (tests/test_sdk_*.py).
+
+One module per format holds its :class:`Encoder`; ``base`` the parts of an answer. Server
+side only: never in the page's files (build.py ``BROWSER_EXCLUDE``), since the page only
+reads streams; ``Provider.encoder`` imports this package when first asked."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .base import Provider
-from .encoder import Part, Reasoning, Text, ToolUse, pieces
+from .anthropic import AnthropicEncoder
+from .base import (
+    CREATED,
+    MODEL,
+    Encoder,
+    HiddenReasoning,
+    Part,
+    Reasoning,
+    Text,
+    ToolUse,
+    demo_signature,
+    json_fragments,
+    pieces,
+)
+from .gemini import GeminiEncoder
+from .openai_chat import ChatEncoder
+from .openai_responses import ResponsesEncoder
 
-__all__ = ["encode_answer", "encode_parts"]
+if TYPE_CHECKING:
+    from ..base import Provider
+
+__all__ = [
+    "CREATED",
+    "ENCODERS",
+    "MODEL",
+    "AnthropicEncoder",
+    "ChatEncoder",
+    "Encoder",
+    "GeminiEncoder",
+    "HiddenReasoning",
+    "Part",
+    "Reasoning",
+    "ResponsesEncoder",
+    "Text",
+    "ToolUse",
+    "demo_signature",
+    "encode_answer",
+    "encode_parts",
+    "json_fragments",
+]
+
+# Each format's encoder, by the format's name (``Provider.encoder`` reads it).
+ENCODERS: dict[str, type[Encoder]] = {
+    "openai-chat": ChatEncoder,
+    "openai-responses": ResponsesEncoder,
+    "anthropic": AnthropicEncoder,
+    "gemini": GeminiEncoder,
+}
 
 
 def encode_parts(
