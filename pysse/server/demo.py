@@ -283,7 +283,10 @@ def plan(
     text = answer_for(prompt)
     if partial is not None:
         text = text[len(partial) :] if text.startswith(partial) else text
-    deltas = split_deltas(text, rnd, 1, 40 if cmd == "long" or cmd in SHAPE_COMMANDS else 12)
+    # Longer deltas where the bytes count: fewer events, so fewer bytes (a page takes each
+    # 1-byte chunk of /demo bytes through its parser: ~15 KB of them, not ~41 KB).
+    big = cmd in ("long", "bytes") or cmd in SHAPE_COMMANDS
+    deltas = split_deltas(text, rnd, 1, 40 if big else 12)
     kw: dict[str, Any] = {}
     if cmd == "error":
         kw["error_at"] = len(deltas) // 3
@@ -307,8 +310,8 @@ def plan(
         script = Script.from_events(events).chunked("event").paced(0.2 * pace)
         return script.first_byte_after(0.05 * pace)
     script = Script.from_events(events)
-    if cmd == "bytes":
-        script = script.chunked(1).paced(0.002 * pace)
+    if cmd == "bytes":  # 2 ms a byte, and never over ~40 s whatever the format's size
+        script = script.chunked(1).paced(min(0.002, 40.0 / len(script.body)) * pace)
     elif cmd == "burst":
         script = script.chunked("whole")
     elif cmd == "long":
