@@ -53,6 +53,8 @@ AXE_VERSION = "4.14.1"  # axe-core, for the accessibility tests only: never part
 # puppeteer-core drives Firefox over WebDriver BiDi in the engine matrix (tests/engines/);
 # tests/engines/find.py looks for it where fetch_puppeteer_core puts it
 PUPPETEER_VERSION = "25.16.0"
+# The official Node SDKs the tests run as clients of the relays (tests/test_sdk_node.py)
+NODE_SDKS = ("openai@7.59.0", "@anthropic-ai/sdk@1.15.0")
 # Loaded by URL in this order: loadPackage() does no dependency resolution for URLs.
 BROWSER_WHEELS = (
     "mdurl==0.1.2",
@@ -306,6 +308,27 @@ def fetch_axe() -> Path:
     return dest
 
 
+def fetch_node_sdks() -> Path:
+    """The official Node SDKs (``NODE_SDKS``) installed once from npm into
+    .cache/node-sdks-KEY/ (their ``node_modules``); the tests load them from there."""
+    key = hashlib.sha256(" ".join(NODE_SDKS).encode()).hexdigest()[:12]
+    dest = CACHE / f"node-sdks-{key}"
+    if (dest / "node_modules" / ".pysse-complete").exists():
+        return dest
+    find_node()
+    tmp = CACHE / f"node-sdks-{key}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"npm install {' '.join(NODE_SDKS)}")
+    npm = shutil.which("npm") or "npm"
+    quiet = ["--silent", "--no-audit", "--no-fund", "--no-save"]
+    subprocess.run([npm, "install", *quiet, "--prefix", str(tmp), *NODE_SDKS], check=True)
+    (tmp / "node_modules" / ".pysse-complete").write_text(" ".join(NODE_SDKS))
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.replace(dest)
+    return dest
+
+
 def fetch_browser_wheels() -> list[Path]:
     """Pure-Python wheels from PyPI for the browser side, in load order."""
     dest = CACHE / "wheels"
@@ -380,7 +403,7 @@ def build_pysse_wheel() -> Path:
 BROWSER_JS = ("bridge.js", "dom_writer.js")
 
 # Server-side code never runs in the page: the wheel Pyodide loads leaves it out.
-BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/")
+BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/", "pysse/providers/encoders/")
 
 
 def browser_wheel(full: Path) -> Path:
@@ -594,6 +617,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         PYSSE_SITE=str(site),
         PYSSE_PYODIDE=str(fetch_pyodide()),
         PYSSE_AXE=str(fetch_axe()),
+        PYSSE_NODE_SDKS=str(fetch_node_sdks()),
     )
     steps = [
         [sys.executable, "-m", "ruff", "check", *LINTED],

@@ -7,6 +7,7 @@ Layers, each usable alone:
 Everything here is sans-IO and pure Python; only ``pysse.browser`` touches ``js``/``pyodide``.
 """
 
+from .accumulate import Accumulator
 from .chat import ChatStream, aiter_chat, iter_chat
 from .errors import (
     ChatStreamError,
@@ -21,8 +22,10 @@ from .events import (
     Finish,
     Outcome,
     ProviderError,
+    ReasoningBlock,
     ReasoningDelta,
     TextDelta,
+    ToolCall,
     ToolCallDelta,
     Usage,
 )
@@ -31,6 +34,7 @@ from .sse import SSEEvent, SSEParser
 
 __all__ = [
     "FORMATS",
+    "Accumulator",
     "ChatEvent",
     "ChatStream",
     "ChatStreamError",
@@ -42,11 +46,13 @@ __all__ = [
     "Outcome",
     "ProviderError",
     "PysseError",
+    "ReasoningBlock",
     "ReasoningDelta",
     "SSEEvent",
     "SSEParser",
     "SSEProtocolError",
     "TextDelta",
+    "ToolCall",
     "ToolCallDelta",
     "Usage",
     "aiter_chat",

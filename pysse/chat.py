@@ -13,13 +13,18 @@ import contextlib
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
+from .accumulate import Accumulator
 from .errors import ChatStreamError, SSEProtocolError
 from .events import (
     ChatEvent,
     Finish,
     Outcome,
     ProviderError,
+    ReasoningBlock,
+    ReasoningDelta,
     TextDelta,
+    ToolCall,
+    ToolCallDelta,
     Usage,
 )
 from .jsonsafe import JSONTooDeepError, loads_bounded
@@ -73,6 +78,7 @@ class ChatStream:
         self._observer = observer
         self._parts: list[str] = []
         self._text: str | None = ""
+        self._more = Accumulator()  # reasoning and tool calls
         self._outcome: Outcome | None = None
         self._finish_reason: str | None = None
         self._finish_detail = ""
@@ -132,6 +138,23 @@ class ChatStream:
             self._text = "".join(self._parts)
             self._parts = [self._text]
         return self._text
+
+    @property
+    def reasoning(self) -> str:
+        """Every reasoning delta so far, concatenated exactly (never part of ``text``)."""
+        return self._more.reasoning
+
+    @property
+    def reasoning_blocks(self) -> tuple[ReasoningBlock, ...]:
+        """The reasoning blocks so far, with their signatures and hidden (redacted) ones:
+        what an Anthropic turn sends back when thinking is on."""
+        return self._more.reasoning_blocks
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls so far, each with its id, name and arguments (JSON text), in the
+        order they began."""
+        return self._more.tool_calls
 
     @property
     def bytes_fed(self) -> int:
@@ -263,6 +286,12 @@ class ChatStream:
                     continue
                 self._parts.append(e.text)
                 self._text = None
+            elif isinstance(e, ReasoningDelta | ToolCallDelta):
+                if isinstance(e, ReasoningDelta) and e.empty:
+                    continue
+                if isinstance(e, ToolCallDelta) and not (e.id or e.name or e.arguments):
+                    continue
+                self._more.add(e)
             elif isinstance(e, Usage):
                 prev = self._usage
                 self._usage = Usage(

@@ -2,6 +2,28 @@
 
 One type per concept, the same for every provider, so a UI (or a script) handles text,
 reasoning, tool calls, usage and the end of an answer once. All are frozen and small.
+
+The contract for a UI (``ChatStream`` keeps the same things accumulated for it):
+
+* **Text** is the answer. Concatenating every ``TextDelta.text`` gives ``ChatStream.text``.
+* **Reasoning** is never answer text. Concatenating every ``ReasoningDelta.text`` gives
+  ``ChatStream.reasoning``, exactly (OpenAI Responses summary parts arrive separated by a
+  ``"\n\n"`` delta, as OpenAI's own UI shows them). ``index`` says which reasoning block a
+  delta belongs to (Anthropic's content block, a Responses output item); the blocks, with what
+  a later turn must send back, are ``ChatStream.reasoning_blocks`` (:class:`ReasoningBlock`).
+  Two kinds of reasoning delta carry no text: a ``signature`` (Anthropic signs each thinking
+  block; sent back with it) and ``redacted=True``: the provider hid this block's reasoning
+  (Anthropic ``redacted_thinking``, an OpenAI reasoning item that is encrypted or has no
+  summary). ``data`` then holds its opaque form (possibly empty): show "reasoning hidden by
+  the provider", never ``data``.
+* **Tool calls** arrive as ``ToolCallDelta`` fragments: the first of a call usually names
+  it (``id``, ``name``); ``arguments`` are fragments of one JSON text to concatenate per
+  ``index`` (a JSON value only once complete). Several calls in one answer (parallel calls)
+  have different indexes; ``ChatStream.tool_calls`` gives each whole (:class:`ToolCall`), in
+  the order they began. pysse runs no tool.
+* **Usage**, then exactly one **Finish** (after a **ProviderError** when there was one).
+
+Reasoning and tool calls never change ``text``, and a dead connection is never "done".
 """
 
 from __future__ import annotations
@@ -9,13 +31,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .jsonsafe import loads_bounded
+
 __all__ = [
     "ChatEvent",
     "Finish",
     "Outcome",
     "ProviderError",
+    "ReasoningBlock",
     "ReasoningDelta",
     "TextDelta",
+    "ToolCall",
     "ToolCallDelta",
     "Usage",
     "event_to_dict",
@@ -44,10 +70,24 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
-    """A piece of the model's reasoning (thinking, reasoning summary): not answer text."""
+    """A piece of the model's reasoning (thinking, reasoning summary): not answer text.
+
+    ``index``: the reasoning block it belongs to. ``signature``: the block's signature
+    (Anthropic sends it whole, in one delta with no text, before the block ends; a later turn
+    sends it back with the block's text). ``redacted``: the provider hid this block's
+    reasoning; ``data`` is its opaque form (Anthropic ``redacted_thinking.data``, OpenAI
+    ``encrypted_content``; may be empty), to send back, never to show."""
 
     text: str
     index: int = 0
+    signature: str = ""
+    redacted: bool = False
+    data: str = ""
+
+    @property
+    def empty(self) -> bool:
+        """True if it carries nothing at all (no text, signature or redaction)."""
+        return not (self.text or self.signature or self.redacted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +99,38 @@ class ToolCallDelta:
     id: str | None = None
     name: str | None = None
     arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningBlock:
+    """One block of reasoning, accumulated (``ChatStream.reasoning_blocks``): what a UI shows
+    and what a later turn sends back (Anthropic, with thinking on, needs each block's
+    ``text`` with its ``signature``, and a redacted block's ``data``, before the answer)."""
+
+    index: int
+    text: str = ""
+    signature: str = ""
+    redacted: bool = False
+    data: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call, accumulated (``ChatStream.tool_calls``): ``arguments`` is the
+    concatenated JSON text as it arrived (``parsed_arguments`` reads it once complete)."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+    def parsed_arguments(self) -> object:
+        """The arguments as a JSON value; a ``ValueError`` while they are incomplete or not
+        JSON, or nested too deep to parse safely (the model's output is untrusted: a UI shows
+        the raw text then). No arguments at all read as ``{}``."""
+        if not self.arguments.strip():
+            return {}
+        return loads_bounded(self.arguments)
 
 
 @dataclass(frozen=True, slots=True)

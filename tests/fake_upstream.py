@@ -91,7 +91,7 @@ class Upstream:
                     yield EVENTS[0]
                     await asyncio.sleep(2.0)  # the relay must not wait for more
                 if mode == "echo-stream":  # the key inside a delta, cut across writes
-                    leak = PROVIDERS["openai-chat"].encode_delta(f"auth was {KEY}!")
+                    leak = PROVIDERS["openai-chat"].encoder().delta(f"auth was {KEY}!")[0]
                     cut = leak.index(KEY.encode()) + 5
                     yield leak[:cut]
                     await asyncio.sleep(0.05)

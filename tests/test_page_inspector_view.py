@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+from pysse.events import ReasoningDelta, event_to_dict
 from pysse.inspector import analyze, compare_chunk_sizes
 from pysse.page.inspector_view import (
     PAGE,
@@ -85,6 +86,11 @@ def test_chat_summary_lines() -> None:
         == "usage: 1 in / 2 out"
     )
     assert chat_summary({"type": "error", "kind": "k", "message": "m"}) == "error k: m"
+    hidden = event_to_dict(ReasoningDelta("", 1, redacted=True, data="opaque-blob"))
+    assert chat_summary(hidden) == "reasoning: hidden by the provider"
+    signed = event_to_dict(ReasoningDelta("", 0, signature="EqQB"))
+    assert chat_summary(signed) == "reasoning: the block's signature (4 characters)"
+    assert chat_summary(event_to_dict(ReasoningDelta("hm"))) == "reasoning: 'hm'"
 
 
 def test_resume_points_are_marked_in_the_raw_view() -> None:

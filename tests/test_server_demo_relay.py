@@ -56,3 +56,15 @@ def test_demo_stop_and_unkept_errors(demo: LiveServer) -> None:
         err = c.post(demo.url + URL, json=body("/demo 429"))
         assert err.status_code == 429 and "x-pysse-answer-id" not in err.headers
     assert cut_after(plan("openai-chat", "hello"), "hello") is None
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses", "anthropic", "gemini"])
+def test_demo_bytes_stays_small_and_short_whatever_the_format(fmt: str) -> None:
+    """Counted from the script: the complete Chat and Responses events are larger, and with
+    small deltas /demo bytes became 41 KB of 1-byte writes over 83 s (the page, which parses
+    every one, then took over a minute)."""
+    from pysse.server import demo
+
+    script = demo.plan(fmt, "/demo bytes", pace=1.0)
+    assert all(len(w.data) == 1 for w in script.writes[:-1])
+    assert 1000 < len(script.body) <= 25_000 and script.duration <= 41.0

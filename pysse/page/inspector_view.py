@@ -88,6 +88,10 @@ def render_raw(rep: Report, shown: int = PAGE) -> str:
 def chat_summary(c: dict[str, Any]) -> str:
     """One chat event (as ``event_to_dict`` gives it) in a line."""
     kind = c.get("type")
+    if kind == "reasoning" and c.get("redacted"):  # its data is opaque: never shown
+        return "reasoning: hidden by the provider"
+    if kind == "reasoning" and c.get("signature") and not c.get("text"):
+        return f"reasoning: the block's signature ({len(str(c['signature']))} characters)"
     if kind in ("text", "reasoning"):
         return f"{kind}: {c.get('text')!r}"
     if kind == "tool_call":

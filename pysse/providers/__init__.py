@@ -2,14 +2,17 @@
 
 Each format module builds one :class:`~pysse.providers.base.Provider` holding everything pysse
 knows about that format: its decoder, how to recognise it, its request body, endpoint and auth
-headers, and its encoder (for the demo model and the testing kit). Adding a format is one new
-module here plus its name in :data:`Format` and its module in :data:`PROVIDERS`; the page's
-Format menu, the relay and the demo relay all read this table.
+headers. Writing a stream (the demo model, the testing kit) is server-side: each format's
+encoder lives in ``encoders/``, which the page never loads. Adding a format is one new module
+here (and its encoder there) plus its name in :data:`Format` and its module in
+:data:`PROVIDERS`; the page's Format menu, the relay and the demo relay all read this
+table.
 """
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+import importlib
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..sse import SSEEvent
 from . import anthropic, gemini, openai_chat, openai_responses
@@ -20,12 +23,24 @@ from .base import (
     Decoder,
     Message,
     Provider,
+    Turn,
     error_from_payload,
     error_message,
     http_error_message,
     valid_model_name,
 )
-from .encode import encode_answer
+
+if TYPE_CHECKING:
+    from .encoders import (
+        Encoder,
+        HiddenReasoning,
+        Part,
+        Reasoning,
+        Text,
+        ToolUse,
+        encode_answer,
+        encode_parts,
+    )
 
 __all__ = [
     "CONTINUE_INSTRUCTION",
@@ -33,12 +48,20 @@ __all__ = [
     "PROVIDERS",
     "BodyOptions",
     "Decoder",
+    "Encoder",
     "Format",
+    "HiddenReasoning",
     "Message",
+    "Part",
     "Provider",
     "ProviderName",
+    "Reasoning",
+    "Text",
+    "ToolUse",
+    "Turn",
     "detect_format",
     "encode_answer",
+    "encode_parts",
     "error_from_payload",
     "error_message",
     "get_provider",
@@ -80,3 +103,17 @@ def detect_format(ev: SSEEvent, obj: JSON | None) -> str | None:
         if provider.sniff(ev, obj):
             return provider.name
     return None
+
+
+# Writing streams is server-side (the demo, the testing kit): those names are imported from
+# .encoders on first use, so the page, which only reads, never loads them.
+_ENCODING = {"Encoder", "HiddenReasoning", "Part", "Reasoning", "Text", "ToolUse"}
+_ENCODING |= {"encode_answer", "encode_parts"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _ENCODING:
+        raise AttributeError(f"module 'pysse.providers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(".encoders", __name__), name)
+    globals()[name] = value
+    return value

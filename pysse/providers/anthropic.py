@@ -17,7 +17,18 @@ from ..events import (
     Usage,
 )
 from ..sse import SSEEvent
-from .base import JSON, BodyOptions, Decoder, Message, Provider, as_dict, as_int, as_str, sse_event
+from .base import (
+    JSON,
+    BodyOptions,
+    Decoder,
+    Message,
+    Provider,
+    Turn,
+    as_dict,
+    as_int,
+    as_str,
+    role_and_text,
+)
 
 __all__ = ["PROVIDER", "AnthropicDecoder"]
 
@@ -53,14 +64,11 @@ class AnthropicDecoder(Decoder):
             if dtype == "input_json_delta":
                 partial = as_str(delta.get("partial_json")) or ""
                 return [ToolCallDelta(index=index, arguments=partial)]
-            return []  # signature_delta, citations_delta, future types
+            if dtype == "signature_delta" and as_str(delta.get("signature")):
+                return [ReasoningDelta("", index, signature=delta["signature"])]
+            return []  # citations_delta, future types
         if kind == "content_block_start":
-            block = as_dict(obj.get("content_block"))
-            if block.get("type") == "tool_use":
-                return [ToolCallDelta(index, as_str(block.get("id")), as_str(block.get("name")))]
-            if block.get("type") == "text" and as_str(block.get("text")):
-                return [TextDelta(block["text"], index)]
-            return []
+            return _block_start(as_dict(obj.get("content_block")), index)
         if kind == "message_start":
             usage = as_dict(as_dict(obj.get("message")).get("usage"))
             self.input_tokens = as_int(usage.get("input_tokens"))
@@ -93,60 +101,63 @@ class AnthropicDecoder(Decoder):
         return []  # ping, content_block_stop, unknown types
 
 
+def _block_start(block: JSON, index: int) -> list[ChatEvent]:
+    """A content block begins: a tool call's id and name, hidden reasoning (a
+    ``redacted_thinking`` block is whole at its start), or text a proxy put in the start."""
+    kind = block.get("type")
+    if kind == "tool_use":
+        given = as_dict(block.get("input"))  # {} from Anthropic; whole from some proxies
+        arguments = json.dumps(given, ensure_ascii=False) if given else ""
+        return [ToolCallDelta(index, as_str(block.get("id")), as_str(block.get("name")), arguments)]
+    if kind == "redacted_thinking":
+        return [ReasoningDelta("", index, redacted=True, data=as_str(block.get("data")) or "")]
+    if kind == "thinking":
+        text, signature = as_str(block.get("thinking")) or "", as_str(block.get("signature"))
+        return [ReasoningDelta(text, index, signature=signature or "")] if text else []
+    if kind == "text" and as_str(block.get("text")):
+        return [TextDelta(block["text"], index)]
+    return []
+
+
 def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
     kind = ev.event if ev.event != "message" else (as_str(obj.get("type")) if obj else None)
     return kind in EVENTS
 
 
-def build_body(messages: Sequence[Message], opts: BodyOptions) -> JSON:
+def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
+    """With ``thinking`` on: the ``thinking`` parameter, and each assistant turn's
+    thinking blocks sent back before its text, as Anthropic requires (a block's text with
+    its signature, a redacted block's data; a block without either cannot be verified and
+    is left out). Without it, reasoning is dropped."""
     body: JSON = {
         "model": opts.model or PROVIDER.default_model,
         "max_tokens": opts.max_tokens,
         "stream": True,
-        "messages": [{"role": r, "content": t} for r, t in messages],
+        "messages": [_message(m, opts.thinking > 0) for m in messages],
     }
     if opts.system:
         body["system"] = opts.system
+    if opts.thinking > 0:
+        body["thinking"] = {"type": "enabled", "budget_tokens": opts.thinking}
     return body
+
+
+def _message(message: Message | Turn, thinking: bool) -> JSON:
+    role, text = role_and_text(message)
+    blocks: list[JSON] = []
+    if thinking and isinstance(message, Turn) and role == "assistant":
+        for b in message.reasoning:
+            if b.redacted and b.data:
+                blocks.append({"type": "redacted_thinking", "data": b.data})
+            elif b.signature and not b.redacted:
+                blocks.append({"type": "thinking", "thinking": b.text, "signature": b.signature})
+    if not blocks:
+        return {"role": role, "content": text}
+    return {"role": role, "content": [*blocks, *([{"type": "text", "text": text}] if text else [])]}
 
 
 def auth_headers(key: str) -> dict[str, str]:
     return {"x-api-key": key, "anthropic-version": "2023-06-01"}
-
-
-def _event(obj: JSON) -> bytes:
-    return sse_event(obj, str(obj["type"]))
-
-
-def encode_start() -> list[bytes]:
-    message = {
-        "id": "msg_demo",
-        "type": "message",
-        "role": "assistant",
-        "model": "demo",
-        "content": [],
-        "usage": {"input_tokens": 12, "output_tokens": 1},
-    }
-    return [
-        _event({"type": "message_start", "message": message}),
-        _event(
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            }
-        ),
-    ]
-
-
-def encode_delta(text: str) -> bytes:
-    return _event(
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}
-    )
-
-
-def encode_error(message: str) -> bytes:
-    return _event({"type": "error", "error": {"type": "overloaded_error", "message": message}})
 
 
 ERROR_TYPES = {
@@ -167,20 +178,6 @@ def encode_http_error(status: int, message: str) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def encode_end(text: str, output_tokens: int) -> list[bytes]:
-    return [
-        _event({"type": "content_block_stop", "index": 0}),
-        _event(
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn"},
-                "usage": {"output_tokens": output_tokens},
-            }
-        ),
-        _event({"type": "message_stop"}),
-    ]
-
-
 PROVIDER = Provider(
     name="anthropic",
     label="Anthropic Messages",
@@ -189,10 +186,6 @@ PROVIDER = Provider(
     build_body=build_body,
     endpoint="/messages",
     auth_headers=auth_headers,
-    encode_start=encode_start,
-    encode_delta=encode_delta,
-    encode_error=encode_error,
-    encode_end=encode_end,
     encode_http_error=encode_http_error,
     demo_path="/v1/messages",
     default_model="claude-sonnet-4-5",

@@ -4,7 +4,7 @@ one format's knowledge in one place, JSON helpers, and the generic parts of the 
 A provider format is one module in this package that builds one :class:`Provider`: how to
 decode its stream (a :class:`Decoder` subclass), how to recognise it (``sniff``), how to ask
 for a stream (``build_body``, ``endpoint``, ``auth_headers``, ``upstream_url``) and how to write
-one (the ``encode_*`` functions the demo model and the testing kit use). ``ChatStream`` decides
+one (its ``Encoder``, which the demo model and the testing kit use). ``ChatStream`` decides
 how an answer ends; a decoder only ever returns a ``Finish`` for its format's own terminal
 signal, so no decoder can call a dead connection "done".
 """
@@ -17,12 +17,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from http import HTTPStatus
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
-from ..events import ChatEvent, ProviderError
+from ..events import ChatEvent, ProviderError, ReasoningBlock
 from ..jsonsafe import loads_bounded
 from ..sse import SSEEvent
+
+if TYPE_CHECKING:
+    from .encoders import Encoder
 
 __all__ = [
     "CONTINUE_INSTRUCTION",
@@ -31,6 +34,7 @@ __all__ = [
     "Decoder",
     "Message",
     "Provider",
+    "Turn",
     "as_dict",
     "as_int",
     "as_list",
@@ -38,12 +42,32 @@ __all__ = [
     "error_from_payload",
     "error_message",
     "http_error_message",
+    "role_and_text",
     "sse_event",
     "valid_model_name",
 ]
 
 JSON = dict[str, Any]
 Message = tuple[str, str]  # (role: "user" | "assistant", text)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A message in the richer form, beside ``(role, text)``: an assistant answer with its
+    reasoning blocks (``ChatStream.reasoning_blocks``). Anthropic, when thinking is on
+    (``BodyOptions.thinking``), needs them back before the text: each thinking block's text
+    with its signature, each redacted block's data. The other formats drop reasoning. Tool
+    calls are never sent back (pysse runs no tool, so there is no result to pair them
+    with)."""
+
+    role: str  # "user" | "assistant"
+    text: str
+    reasoning: tuple[ReasoningBlock, ...] = ()
+
+
+def role_and_text(message: Message | Turn) -> tuple[str, str]:
+    """Either form as ``(role, text)``."""
+    return (message.role, message.text) if isinstance(message, Turn) else message
 
 
 def as_int(value: object) -> int | None:
@@ -209,11 +233,18 @@ CONTINUE_INSTRUCTION = (
 
 @dataclass(frozen=True)
 class BodyOptions:
-    """What the page lets a user choose about a request, whatever the format."""
+    """What the page lets a user choose about a request, whatever the format.
+
+    ``thinking``: a reasoning budget in tokens; 0 asks for nothing (the model's default).
+    Above 0, Anthropic gets ``thinking`` with that budget (it must stay below
+    ``max_tokens``) and its earlier thinking blocks back, Gemini
+    ``thinkingConfig.includeThoughts`` with it, OpenAI Responses a reasoning summary
+    (``reasoning.summary: auto``); Chat Completions has no standard field for it."""
 
     model: str = ""
     system: str = ""
     max_tokens: int = 2048
+    thinking: int = 0
 
 
 def sse_event(data: Any, event: str | None = None, eol: str = "\n") -> bytes:
@@ -230,23 +261,20 @@ class Provider:
 
     Decoding: ``decoder`` (a class, instantiated per answer) and ``sniff`` (does this event
     identify the format? used by ``auto``). Asking: ``build_body`` (the streaming request
-    body), ``endpoint`` (the path under an upstream's base URL), ``auth_headers`` (how the key
-    travels). Writing (demo model, testing kit): ``encode_start``, ``encode_delta``,
-    ``encode_error``, ``encode_end`` give the events of an answer; ``eol`` its line ends;
-    ``encode_http_error`` the JSON body the provider sends with an HTTP error status.
+    body, from ``(role, text)`` messages or :class:`Turn`), ``endpoint`` (the path under an
+    upstream's base URL), ``auth_headers`` (how the key travels). Writing (demo model,
+    testing kit): ``encoder`` (a class, one per answer; ``encode_parts`` drives it) gives
+    the events of an answer, ``eol`` its line ends, ``encode_http_error`` the JSON body the
+    provider sends with an HTTP error status.
     """
 
     name: str
     label: str  # for people: the page's Format menu
     decoder: type[Decoder]
     sniff: Callable[[SSEEvent, JSON | None], bool]
-    build_body: Callable[[Sequence[Message], BodyOptions], JSON]
+    build_body: Callable[[Sequence[Message | Turn], BodyOptions], JSON]
     endpoint: str
     auth_headers: Callable[[str], dict[str, str]]
-    encode_start: Callable[[], list[bytes]]
-    encode_delta: Callable[[str], bytes]
-    encode_error: Callable[[str], bytes]  # a provider error event with this message
-    encode_end: Callable[[str, int], list[bytes]]  # (full text, output tokens)
     encode_http_error: Callable[[int, str], bytes]  # an error response's body: (status, message)
     demo_path: str  # where the built-in demo relay serves this format
     eol: str = "\n"
@@ -255,6 +283,15 @@ class Provider:
     # The format continues a final assistant message (a "prefill"): Continue sends the partial
     # answer as the last message. Other formats get CONTINUE_INSTRUCTION after it instead.
     prefill: bool = False
+
+    @property
+    def encoder(self) -> type[Encoder]:
+        """This format's encoder class (``pysse.providers.encoders``). Imported only when
+        asked for: the page decodes, it never writes a stream, so the encoders stay out of
+        the browser's files and its memory snapshot."""
+        from .encoders import ENCODERS
+
+        return ENCODERS[self.name]
 
     def continue_messages(self, history: Sequence[Message], partial: str) -> list[Message]:
         """The messages that ask for the rest of ``partial``, an answer to ``history`` that

@@ -23,11 +23,12 @@ from .base import (
     Decoder,
     Message,
     Provider,
+    Turn,
     as_dict,
     as_int,
     as_list,
     as_str,
-    sse_event,
+    role_and_text,
 )
 
 __all__ = ["PROVIDER", "GeminiDecoder"]
@@ -37,6 +38,9 @@ EOL = "\r\n"
 
 class GeminiDecoder(Decoder):
     terminal_signal = "a chunk with finishReason"
+
+    def __init__(self) -> None:
+        self.calls = 0  # function calls so far: each gets an index of its own
 
     def handle(self, ev: SSEEvent, obj: JSON) -> list[ChatEvent]:
         out: list[ChatEvent] = []
@@ -54,10 +58,11 @@ class GeminiDecoder(Decoder):
                         else TextDelta(text, index)
                     )
                 call = part.get("functionCall")
-                if isinstance(call, dict):
+                if isinstance(call, dict):  # always whole; parallel calls are parts side by side
+                    self.calls += 1
                     out.append(
                         ToolCallDelta(
-                            index=index,
+                            index=self.calls - 1,
                             id=as_str(call.get("id")),
                             name=as_str(call.get("name")),
                             arguments=json.dumps(call.get("args", {}), ensure_ascii=False),
@@ -85,41 +90,27 @@ def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
     )
 
 
-def build_body(messages: Sequence[Message], opts: BodyOptions) -> JSON:
+def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
+    """Earlier thoughts are dropped; with ``thinking`` on, thoughts are asked for
+    (``includeThoughts``) with that budget."""
     body: JSON = {
         "contents": [
             {"role": "model" if r == "assistant" else "user", "parts": [{"text": t}]}
-            for r, t in messages
+            for r, t in map(role_and_text, messages)
         ]
     }
     if opts.model:
         body["model"] = opts.model  # read by relays to build the URL; Gemini ignores it
     if opts.system:
         body["systemInstruction"] = {"parts": [{"text": opts.system}]}
+    if opts.thinking > 0:
+        thinking = {"includeThoughts": True, "thinkingBudget": opts.thinking}
+        body["generationConfig"] = {"thinkingConfig": thinking}
     return body
 
 
 def auth_headers(key: str) -> dict[str, str]:
     return {"x-goog-api-key": key}
-
-
-def _chunk(parts: list[JSON], **extra: object) -> bytes:
-    cand: JSON = {"content": {"parts": parts, "role": "model"}, "index": 0}
-    if "finishReason" in extra:
-        cand["finishReason"] = extra.pop("finishReason")
-    return sse_event({"candidates": [cand], **extra}, eol=EOL)
-
-
-def encode_start() -> list[bytes]:
-    return []
-
-
-def encode_delta(text: str) -> bytes:
-    return _chunk([{"text": text}], modelVersion="demo")
-
-
-def encode_error(message: str) -> bytes:
-    return sse_event({"error": {"code": 503, "status": "UNAVAILABLE", "message": message}}, eol=EOL)
 
 
 ERROR_STATUSES = {
@@ -140,11 +131,6 @@ def encode_http_error(status: int, message: str) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def encode_end(text: str, output_tokens: int) -> list[bytes]:
-    usage = {"promptTokenCount": 12, "candidatesTokenCount": output_tokens}
-    return [_chunk([{"text": ""}], finishReason="STOP", usageMetadata=usage)]
-
-
 PROVIDER = Provider(
     name="gemini",
     label="Gemini",
@@ -153,10 +139,6 @@ PROVIDER = Provider(
     build_body=build_body,
     endpoint="/models/{model}:streamGenerateContent?alt=sse",
     auth_headers=auth_headers,
-    encode_start=encode_start,
-    encode_delta=encode_delta,
-    encode_error=encode_error,
-    encode_end=encode_end,
     encode_http_error=encode_http_error,
     demo_path="/v1beta/models/demo:streamGenerateContent?alt=sse",
     eol=EOL,

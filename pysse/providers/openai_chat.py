@@ -14,11 +14,12 @@ from .base import (
     Decoder,
     Message,
     Provider,
+    Turn,
     as_dict,
     as_int,
     as_list,
     as_str,
-    sse_event,
+    role_and_text,
 )
 
 __all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error"]
@@ -38,11 +39,12 @@ class OpenAIChatDecoder(Decoder):
             choice = as_dict(choice)
             index = as_int(choice.get("index")) or 0
             delta = as_dict(choice.get("delta"))
-            # Several OpenAI-compatible servers stream reasoning beside the content.
-            for key in ("reasoning_content", "reasoning"):
-                reasoning = as_str(delta.get(key))
-                if reasoning:
-                    out.append(ReasoningDelta(reasoning, index))
+            # OpenAI-compatible servers stream reasoning beside the content: DeepSeek as
+            # reasoning_content, OpenRouter as reasoning; vLLM renamed the one to the other
+            # and, for compatibility, some versions send both with the same text: read one.
+            reasoning = as_str(delta.get("reasoning_content")) or as_str(delta.get("reasoning"))
+            if reasoning:
+                out.append(ReasoningDelta(reasoning, index))
             content = as_str(delta.get("content"))
             if content:
                 out.append(TextDelta(content, index))
@@ -77,9 +79,10 @@ def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
     return "choices" in obj or obj.get("object") == "chat.completion.chunk"
 
 
-def build_body(messages: Sequence[Message], opts: BodyOptions) -> JSON:
+def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
+    """Reasoning is never sent back (DeepSeek refuses ``reasoning_content`` in input)."""
     msgs = ([{"role": "system", "content": opts.system}] if opts.system else []) + [
-        {"role": r, "content": t} for r, t in messages
+        {"role": r, "content": t} for r, t in map(role_and_text, messages)
     ]
     return {
         "model": opts.model or PROVIDER.default_model,
@@ -93,24 +96,6 @@ def auth_headers(key: str) -> dict[str, str]:
     return {"authorization": f"Bearer {key}"}
 
 
-def _chunk(fields: JSON) -> bytes:
-    base = {"id": "chatcmpl-demo", "object": "chat.completion.chunk", "model": "demo"}
-    return sse_event({**base, **fields})
-
-
-def encode_start() -> list[bytes]:
-    role = {"role": "assistant", "content": ""}
-    return [_chunk({"choices": [{"index": 0, "delta": role, "finish_reason": None}]})]
-
-
-def encode_delta(text: str) -> bytes:
-    return _chunk({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
-
-
-def encode_error(message: str) -> bytes:
-    return sse_event({"error": {"type": "server_error", "message": message}})
-
-
 def encode_http_error(status: int, message: str) -> bytes:
     """OpenAI's error body (Chat Completions and Responses alike)."""
     kind, code = {
@@ -122,15 +107,6 @@ def encode_http_error(status: int, message: str) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def encode_end(text: str, output_tokens: int) -> list[bytes]:
-    usage = {"prompt_tokens": 12, "completion_tokens": output_tokens}
-    return [
-        _chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
-        _chunk({"choices": [], "usage": usage}),
-        b"data: [DONE]\n\n",
-    ]
-
-
 PROVIDER = Provider(
     name="openai-chat",
     label="OpenAI Chat Completions",
@@ -139,10 +115,6 @@ PROVIDER = Provider(
     build_body=build_body,
     endpoint="/chat/completions",
     auth_headers=auth_headers,
-    encode_start=encode_start,
-    encode_delta=encode_delta,
-    encode_error=encode_error,
-    encode_end=encode_end,
     encode_http_error=encode_http_error,
     demo_path="/v1/chat/completions",
     default_model="gpt-4.1",

@@ -16,7 +16,19 @@ from ..events import (
     Usage,
 )
 from ..sse import SSEEvent
-from .base import JSON, BodyOptions, Decoder, Message, Provider, as_dict, as_int, as_str, sse_event
+from .base import (
+    JSON,
+    BodyOptions,
+    Decoder,
+    Message,
+    Provider,
+    Turn,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    role_and_text,
+)
 from .openai_chat import encode_http_error
 
 __all__ = ["PROVIDER", "OpenAIResponsesDecoder"]
@@ -25,27 +37,44 @@ __all__ = ["PROVIDER", "OpenAIResponsesDecoder"]
 class OpenAIResponsesDecoder(Decoder):
     terminal_signal = "response.completed"
 
+    def __init__(self) -> None:
+        self.shown: set[int] = set()  # output items whose reasoning text was streamed
+        self.argued: set[int] = set()  # function calls whose arguments were streamed
+
     def handle(self, ev: SSEEvent, obj: JSON) -> list[ChatEvent]:
         kind = as_str(obj.get("type")) or ev.event
         index = as_int(obj.get("output_index")) or 0
         if kind in ("response.output_text.delta", "response.refusal.delta"):
             return [TextDelta(as_str(obj.get("delta")) or "", index)]
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            return [ReasoningDelta(as_str(obj.get("delta")) or "", index)]
+            text = as_str(obj.get("delta")) or ""
+            if text:
+                self.shown.add(index)
+            return [ReasoningDelta(text, index)]
+        if kind == "response.reasoning_summary_part.added" and (
+            as_int(obj.get("summary_index")) or 0
+        ):
+            return [ReasoningDelta(SUMMARY_PARTS_JOINED_BY, index)]  # a part after the first
         if kind == "response.output_item.added":
             item = as_dict(obj.get("item"))
             if item.get("type") == "function_call":
+                arguments = as_str(item.get("arguments")) or ""
+                if arguments:
+                    self.argued.add(index)
                 return [
                     ToolCallDelta(
                         index=index,
                         id=as_str(item.get("call_id")) or as_str(item.get("id")),
                         name=as_str(item.get("name")),
-                        arguments=as_str(item.get("arguments")) or "",
+                        arguments=arguments,
                     )
                 ]
             return []
         if kind == "response.function_call_arguments.delta":
+            self.argued.add(index)
             return [ToolCallDelta(index=index, arguments=as_str(obj.get("delta")) or "")]
+        if kind == "response.output_item.done":
+            return self._item_done(as_dict(obj.get("item")), index)
         if kind in ("response.completed", "response.incomplete"):
             response = as_dict(obj.get("response"))
             out: list[ChatEvent] = []
@@ -78,7 +107,35 @@ class OpenAIResponsesDecoder(Decoder):
                     raw=ev.data,
                 )
             ]
-        return []  # response.created, *.done, content_part.*, unknown types: nothing to show
+        return []  # response.created, other *.done, content_part.*, unknown types: nothing
+
+    def _item_done(self, item: JSON, index: int) -> list[ChatEvent]:
+        """A finished output item: a reasoning item whose text the stream did not show
+        (encrypted, or no summary asked for) is hidden reasoning; a function call whose
+        arguments never streamed (some compatible servers) gets them from the item."""
+        if item.get("type") == "reasoning":
+            out: list[ChatEvent] = []
+            if index not in self.shown:  # a server that sent the summary only here
+                texts = [as_str(as_dict(p).get("text")) for p in as_list(item.get("summary"))]
+                summary = SUMMARY_PARTS_JOINED_BY.join(t for t in texts if t)
+                if summary:
+                    self.shown.add(index)
+                    out.append(ReasoningDelta(summary, index))
+            encrypted = as_str(item.get("encrypted_content")) or ""
+            if encrypted or index not in self.shown:
+                out.append(ReasoningDelta("", index, redacted=True, data=encrypted))
+            return out
+        if item.get("type") == "function_call" and index not in self.argued:
+            arguments = as_str(item.get("arguments")) or ""
+            if arguments:
+                self.argued.add(index)
+                return [ToolCallDelta(index=index, arguments=arguments)]
+        return []
+
+
+# Reasoning summaries come in parts (each usually a "**Title**" and a paragraph); OpenAI's
+# own UI shows them as paragraphs, so the decoder puts a blank line between two parts.
+SUMMARY_PARTS_JOINED_BY = "\n\n"
 
 
 def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
@@ -86,68 +143,23 @@ def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
     return (kind or "").startswith("response.")
 
 
-def build_body(messages: Sequence[Message], opts: BodyOptions) -> JSON:
+def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
+    """Earlier reasoning is dropped (the API keeps it itself, with ``store``); with
+    ``thinking`` on, a reasoning summary is asked for, so there is reasoning to show."""
     body: JSON = {
         "model": opts.model or PROVIDER.default_model,
         "stream": True,
-        "input": [{"role": r, "content": t} for r, t in messages],
+        "input": [{"role": r, "content": t} for r, t in map(role_and_text, messages)],
     }
     if opts.system:
         body["instructions"] = opts.system
+    if opts.thinking > 0:
+        body["reasoning"] = {"summary": "auto"}
     return body
 
 
 def auth_headers(key: str) -> dict[str, str]:
     return {"authorization": f"Bearer {key}"}
-
-
-def _event(obj: JSON) -> bytes:
-    return sse_event(obj, str(obj["type"]))
-
-
-def encode_start() -> list[bytes]:
-    resp = {"id": "resp_demo", "object": "response", "status": "in_progress", "model": "demo"}
-    item = {"id": "msg_demo", "type": "message", "role": "assistant", "content": []}
-    return [
-        _event({"type": "response.created", "response": resp}),
-        _event({"type": "response.output_item.added", "output_index": 0, "item": item}),
-    ]
-
-
-def encode_delta(text: str) -> bytes:
-    return _event(
-        {
-            "type": "response.output_text.delta",
-            "item_id": "msg_demo",
-            "output_index": 0,
-            "content_index": 0,
-            "delta": text,
-        }
-    )
-
-
-def encode_error(message: str) -> bytes:
-    return _event({"type": "error", "code": "server_error", "message": message})
-
-
-def encode_end(text: str, output_tokens: int) -> list[bytes]:
-    usage = {"input_tokens": 12, "output_tokens": output_tokens}
-    return [
-        _event(
-            {
-                "type": "response.output_text.done",
-                "output_index": 0,
-                "content_index": 0,
-                "text": text,
-            }
-        ),
-        _event(
-            {
-                "type": "response.completed",
-                "response": {"id": "resp_demo", "status": "completed", "usage": usage},
-            }
-        ),
-    ]
 
 
 PROVIDER = Provider(
@@ -158,10 +170,6 @@ PROVIDER = Provider(
     build_body=build_body,
     endpoint="/responses",
     auth_headers=auth_headers,
-    encode_start=encode_start,
-    encode_delta=encode_delta,
-    encode_error=encode_error,
-    encode_end=encode_end,
     encode_http_error=encode_http_error,  # the same error body as Chat Completions
     demo_path="/v1/responses",
     default_model="gpt-5",

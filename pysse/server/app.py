@@ -12,15 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Match, Mount, Route
 
 from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
 from . import demo
 from .body import json_error, read_json_body
 from .demo_relay import DemoAnswers
+from .native import (
+    ANY_METHOD,
+    GEMINI_VERSIONS,
+    error_handlers,
+    native_paths,
+    not_streamed_endpoint,
+    unary_paths,
+)
 from .relay import RelayConfig, relay_endpoint
 from .resume import TailResponse
 from .static import PREFERENCE, CachedStatic, Encoding
@@ -65,29 +74,34 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0, kept: DemoAnswers | None 
 
 
 def demo_routes(demo_pace: float = 1.0) -> list[Route]:
-    """The demo relay at each format's usual path (from the provider registry). Where the model
-    is part of the path (Gemini's ``models/{model}:method``), any model name is accepted."""
+    """The demo relay at each format's native paths (``pysse.server.native``: what the
+    official SDKs call, e.g. Gemini's under ``/v1/`` and ``/v1beta/``, any model name), a
+    clear 400 for Gemini's non-streaming call, and a JSON 404 for any other ``/v1``
+    path."""
     routes = []
     kept = DemoAnswers()  # one store for every format's path
     methods = ["POST", "GET", "DELETE"]
     for name, provider in PROVIDERS.items():
-        path = provider.demo_path.split("?", 1)[0]
         handler = demo_endpoint(name, demo_pace, kept)
-        if provider.model_in_path:
-            prefix, method = path.rsplit("/", 1)[0], ":" + path.rsplit(":", 1)[1]
-            routes.append(
-                Route(prefix + "/{rest:path}", _method_suffix(handler, method), methods=methods)
-            )
-        else:
-            routes.append(Route(path, handler, methods=methods))
+        routes += [Route(path, handler, methods=methods) for path in native_paths(provider)]
+        refuse = not_streamed_endpoint(provider)
+        routes += [Route(path, refuse, methods=ANY_METHOD) for path in unary_paths(provider)]
+    served = list(routes)
+    refusal = error_handlers(r.path for r in served)[404]
+    routes += [
+        Route(f"/{v}/{{rest:path}}", _not_found(served, refusal), methods=ANY_METHOD)
+        for v in GEMINI_VERSIONS
+    ]
     return routes
 
 
-def _method_suffix(handler: Any, method: str) -> Any:
-    async def endpoint(request: Request) -> Response | ScriptResponse | TailResponse:
-        if not request.path_params["rest"].endswith(method):
-            return json_error(404, "not_found", "not found")
-        result: Response | ScriptResponse | TailResponse = await handler(request)
+def _not_found(served: list[Route], handler: Any) -> Any:
+    """Any other ``/v1`` path: a JSON 404, or a JSON 405 for a served path asked with
+    another method (the static files behind would answer with a page)."""
+
+    async def endpoint(request: Request) -> Response:
+        wrong_method = any(r.matches(request.scope)[0] == Match.PARTIAL for r in served)
+        result: Response = await handler(request, HTTPException(405 if wrong_method else 404))
         return result
 
     return endpoint
@@ -141,4 +155,9 @@ def create_app(
             Route("/", index),
             Mount("/", files, name="site"),
         ]
-    return Starlette(routes=routes)
+    served = [
+        r.path
+        for r in routes
+        if isinstance(r, Route) and r.path.startswith(("/v1", "/relay")) and "{rest" not in r.path
+    ]
+    return Starlette(routes=routes, exception_handlers=error_handlers(served))

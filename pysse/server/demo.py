@@ -12,7 +12,16 @@ from __future__ import annotations
 import random
 from typing import Any, AnyStr, cast
 
-from ..providers import CONTINUE_INSTRUCTION, ProviderName, encode_answer, get_provider
+from ..providers import (
+    CONTINUE_INSTRUCTION,
+    Part,
+    ProviderName,
+    Reasoning,
+    Text,
+    ToolUse,
+    encode_parts,
+    get_provider,
+)
 from ..testing.script import Script
 from .shapes import shape
 
@@ -48,6 +57,8 @@ COMMANDS = {
     "xss": "hostile markdown: scripts, handlers, javascript: links, image beacons",
     "deep": "a payload nested 6,000 levels deep mid-answer (must not crash Python)",
     "math": "math, a task list and money, rendered (MathML)",
+    "think": "the model reasons for a few seconds (reasoning, apart from the answer), then answers",
+    "tools": "three tool calls (two in parallel), JSON arguments in fragments, then text",
     "echo": "/demo echo TEXT streams TEXT verbatim",
 }
 
@@ -133,6 +144,49 @@ Money stays text: it costs $5 and $10, or **$750** in total.
 """
 
 
+THINK_REASONING = """**Reading the question**
+
+How many times is the digit 7 written when counting from 1 to 100? Count each place \
+separately, so that 77 is not counted once when it holds two sevens.
+
+**Counting the units**
+
+The units digit is 7 once in every ten numbers: 7, 17, 27, … 97. That is 10 sevens.
+
+**Counting the tens**
+
+The tens digit is 7 for 70 to 79: another 10. 100 adds none.
+
+**Checking**
+
+10 + 10 = 20, and 77 supplies one to each count, which is right: it is written with two."""
+
+THINK_ANSWER = """The digit **7** is written **20 times** from 1 to 100:
+
+- 10 times as the units digit (7, 17, … 97)
+- 10 times as the tens digit (70 … 79)
+
+77 counts twice, once for each of its sevens.
+"""
+
+# What a model asks its host to run (the page runs nothing): one call, then two side by side
+# (parallel), arguments with escapes and non-ASCII text, streamed in fragments.
+TOOL_CALLS = (
+    ToolUse(
+        "search_docs",
+        {"query": 'SSE "Last-Event-ID" reconnect', "limit": 3, "sections": ["spec", "faq"]},
+        id="call_demo_search",
+    ),
+    ToolUse("get_weather", {"city": "Lisbon", "unit": "celsius"}, id="call_demo_lisbon"),
+    ToolUse("get_weather", {"city": "東京", "unit": "celsius"}, id="call_demo_tokyo"),
+)
+
+TOOLS_ANSWER = """Those were three **tool calls**: a model asks its host to run them (here a \
+search, then two weather lookups side by side) and waits for their results. The page \
+shows each call's name and JSON arguments as they stream, and runs nothing itself.
+"""
+
+
 def _long_answer(target: int = 30_000) -> str:
     parts = ["# A long answer\n\n"]
     i = 0
@@ -166,6 +220,10 @@ def answer_for(prompt: str) -> str:
             return shape(name, n)
     if p.startswith("/demo xss"):
         return XSS_ANSWER
+    if p.startswith("/demo think"):
+        return THINK_ANSWER
+    if p.startswith("/demo tools"):
+        return TOOLS_ANSWER
     if p.startswith("/demo math") or "formula" in p.lower():
         return MATH_ANSWER
     return RICH_ANSWER
@@ -225,7 +283,10 @@ def plan(
     text = answer_for(prompt)
     if partial is not None:
         text = text[len(partial) :] if text.startswith(partial) else text
-    deltas = split_deltas(text, rnd, 1, 40 if cmd == "long" or cmd in SHAPE_COMMANDS else 12)
+    # Longer deltas where the bytes count: fewer events, so fewer bytes (a page takes each
+    # 1-byte chunk of /demo bytes through its parser: ~15 KB of them, not ~41 KB).
+    big = cmd in ("long", "bytes") or cmd in SHAPE_COMMANDS
+    deltas = split_deltas(text, rnd, 1, 40 if big else 12)
     kw: dict[str, Any] = {}
     if cmd == "error":
         kw["error_at"] = len(deltas) // 3
@@ -234,7 +295,12 @@ def plan(
     if cmd in ("drop", "stall", "keepalive"):
         deltas = deltas[: len(deltas) // 3]
         kw["terminal"] = False
-    events = encode_answer(provider, deltas, error_message=DEMO_ERROR, **kw)
+    parts: list[Part] = [Text(deltas)]
+    if cmd == "think":  # a few seconds of reasoning at the usual pace, then the answer
+        parts.insert(0, Reasoning(split_deltas(THINK_REASONING, rnd)))
+    if cmd == "tools":
+        parts[:0] = TOOL_CALLS
+    events = encode_parts(provider, parts, error_message=DEMO_ERROR, **kw)
     if cmd == "deep":
         pad = "[" * 6000 + "]" * 6000
         deep = f'data: {{"choices":[{{"delta":{{"content":"x"}},"pad":{pad}}}]}}'
@@ -244,8 +310,8 @@ def plan(
         script = Script.from_events(events).chunked("event").paced(0.2 * pace)
         return script.first_byte_after(0.05 * pace)
     script = Script.from_events(events)
-    if cmd == "bytes":
-        script = script.chunked(1).paced(0.002 * pace)
+    if cmd == "bytes":  # 2 ms a byte, and never over ~40 s whatever the format's size
+        script = script.chunked(1).paced(min(0.002, 40.0 / len(script.body)) * pace)
     elif cmd == "burst":
         script = script.chunked("whole")
     elif cmd == "long":

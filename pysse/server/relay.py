@@ -48,12 +48,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import ConfigError
-from ..providers import PROVIDERS, Provider
+from ..providers import PROVIDERS
 from .body import json_error, read_json_body
 from .config import RelayConfig, add_relay_arguments, config_from_args, guess_format
 from .endpoint import relay_endpoint
 from .forward import Forwarder, upstream_pool
 from .metrics import RelayMetrics, metrics_endpoint
+from .native import ANY_METHOD, error_handlers, native_paths, not_streamed_endpoint, unary_paths
 from .resume import Answers
 from .serve import ServerLimits
 
@@ -75,7 +76,7 @@ def other_format_endpoint(cfg: RelayConfig, name: str) -> Callable[[Request], Aw
     """Another format's native path: a clear 404 saying where this relay listens."""
 
     async def endpoint(request: Request) -> Response:
-        own = cfg.provider.demo_path.split("?", 1)[0]
+        own = " or ".join(p.replace("{model}", "MODEL") for p in native_paths(cfg.provider))
         return json_error(
             404,
             "wrong_format",
@@ -86,43 +87,35 @@ def other_format_endpoint(cfg: RelayConfig, name: str) -> Callable[[Request], Aw
     return endpoint
 
 
-def native_path(provider: Provider) -> str:
-    """A format's usual path (``/v1/chat/completions``; Gemini's with a ``{model}``)."""
-    path = provider.demo_path.split("?", 1)[0]
-    if provider.model_in_path:
-        prefix, _, method = path.rpartition("/")
-        return prefix + "/{model}:" + method.split(":", 1)[1]
-    return path
-
-
 def create_relay_app(
     cfg: RelayConfig, client: httpx.AsyncClient | None = None, answers: Answers | None = None
 ) -> Starlette:
-    """The relay at ``/relay`` and ``/``, and at its format's native path (``/v1/...``) so an
-    official SDK can use it as its base URL; its numbers at ``/metrics``. ``answers``: the
-    answer store and producers (made from ``cfg`` if not given; tests pass their own to look
-    inside)."""
+    """The relay at ``/relay`` and ``/``, and at its format's native paths (``/v1/...``,
+    ``pysse.server.native``) so an official SDK can use it as its base URL; other formats'
+    paths say where to go, any other path is a JSON 404; its numbers at ``/metrics``.
+    ``answers``: the answer store and producers (made from ``cfg`` if not given; tests pass
+    their own to look inside)."""
     if answers is None:
         answers = cfg.answers()
     forwarder = Forwarder(cfg, upstream_pool(cfg, client), answers)
     handler = relay_endpoint(cfg, forwarder=forwarder)
     methods = ["POST", "OPTIONS", "GET", "DELETE"]
     routes = [Route("/", handler, methods=methods), Route("/relay", handler, methods=methods)]
+    own = cfg.provider
+    native = relay_endpoint(cfg, path_model=own.model_in_path, forwarder=forwarder)
+    routes += [Route(path, native, methods=methods) for path in native_paths(own)]
+    refuse = not_streamed_endpoint(own)
+    routes += [Route(path, refuse, methods=ANY_METHOD) for path in unary_paths(own)]
+    served = [r.path for r in routes]
     for name, provider in PROVIDERS.items():
-        path = native_path(provider)
-        if name == cfg.format:
-            routes.append(
-                Route(
-                    path,
-                    relay_endpoint(cfg, path_model=provider.model_in_path, forwarder=forwarder),
-                    methods=methods,
-                )
-            )
-        elif path not in {r.path for r in routes}:
-            routes.append(Route(path, other_format_endpoint(cfg, name), methods=["POST"]))
+        routes += [
+            Route(path, other_format_endpoint(cfg, name), methods=ANY_METHOD)
+            for path in native_paths(provider)
+            if path not in {r.path for r in routes}
+        ]
     metrics = RelayMetrics.of(forwarder)
     routes.append(Route("/metrics", metrics_endpoint(metrics, cfg.shared_secret), methods=["GET"]))
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, exception_handlers=error_handlers([*served, "/metrics"]))
 
 
 def main(argv: list[str] | None = None) -> int:

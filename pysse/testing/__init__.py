@@ -7,8 +7,9 @@
         ...                                           # point your page or client at sse_server.url
 
 * :class:`Script` (``script.py``): an immutable description of one answer: which bytes (a
-  recorded ``.sse`` file, a generated answer in any provider format, a provider-shaped HTTP
-  error, keep-alives), cut how, paced how, with which fault.
+  recorded ``.sse`` file, a generated answer in any provider format, with reasoning and
+  :class:`ToolUse` tool calls if wanted, a provider-shaped HTTP error, keep-alives), cut
+  how, paced how, with which fault.
 * :class:`ScriptServer` (``server.py``): plays scripts on a free loopback port, one HTTP chunk
   per write, real drops, slow headers; records each request and whether the client left.
 * :func:`play` (``player.py``) and :class:`ScriptResponse` (``asgi.py``): the same player on any
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from .live import LiveServer, free_port
     from .player import Sink, play
     from .proxy import CutProxy
-    from .script import SSE_HEADERS, Chunking, Ending, Script, Write
+    from .script import SSE_HEADERS, Chunking, Ending, Script, ToolUse, Write
     from .server import RecordedRequest, ScriptServer
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "ScriptResponse",
     "ScriptServer",
     "Sink",
+    "ToolUse",
     "Write",
     "find_chromium",
     "free_port",
@@ -73,6 +75,7 @@ _HOME = {
     "Chunking": "script",
     "Ending": "script",
     "Script": "script",
+    "ToolUse": "script",
     "Write": "script",
     "RecordedRequest": "server",
     "ScriptServer": "server",

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from ..chat import ChatStream
-from ..providers import Format, ProviderName, encode_answer, get_provider
+from ..providers import Format, ProviderName, ToolUse, encode_answer, get_provider
 
-__all__ = ["SSE_HEADERS", "Chunking", "Ending", "Script", "Write"]
+__all__ = ["SSE_HEADERS", "Chunking", "Ending", "Script", "ToolUse", "Write"]
 
 Chunking = Literal["whole", "event", "random"] | int
 """How the body is cut into writes: ``"whole"`` (one write), ``"event"`` (one write per
@@ -84,6 +84,11 @@ def _blocks(body: bytes) -> list[tuple[int, bool]]:
                 has_data = True
         start = m.end()
     return out
+
+
+def _words(text: str | Sequence[str]) -> list[str]:
+    """A string cut into one delta per word (its spaces kept); deltas as they are."""
+    return re.findall(r"\S+\s*|\s+", text) if isinstance(text, str) else list(text)
 
 
 def _check_delay(name: str, seconds: float) -> float:
@@ -176,22 +181,31 @@ class Script:
         text: str | Sequence[str],
         format: ProviderName = "openai-chat",
         *,
+        reasoning: str | Sequence[str] = (),
+        tool_calls: Sequence[ToolUse] = (),
         error_after: int | None = None,
         error_message: str = "The server had an error.",
         malformed_after: int | None = None,
         terminal: bool = True,
     ) -> Script:
-        """An answer streamed in ``format`` by that format's own encoder. ``text`` is cut into
-        one delta per word (a list of strings is used as the deltas).
+        """An answer streamed in ``format`` by that format's own encoder, as the provider
+        streams it (its official SDK reads it). ``text`` is cut into one delta per word (a
+        list of strings is used as the deltas), and so is ``reasoning``: the model's
+        reasoning before the text (Anthropic thinking, a Responses summary, Gemini
+        thoughts, Chat ``reasoning_content``). ``tool_calls``: calls after the text,
+        ``ToolUse("get_weather", {"city": "Lisbon"})``, their arguments streamed in
+        fragments (Gemini sends each call whole). Any other order: ``encode_parts``.
 
         ``error_after=K``: after K deltas, the provider's error event and nothing more.
         ``malformed_after=K``: after K deltas, a payload that is not JSON. ``terminal=False``:
         no terminal signal (``[DONE]``, ``message_stop``, ...), so a correct client ends the
         answer as ``truncated``."""
-        deltas = re.findall(r"\S+\s*|\s+", text) if isinstance(text, str) else list(text)
+        deltas = _words(text)
         events = encode_answer(
             get_provider(format),
             deltas,
+            reasoning=_words(reasoning),
+            tool_calls=tool_calls,
             error_at=error_after,
             error_message=error_message,
             malformed_at=malformed_after,

@@ -1,0 +1,118 @@
+"""Reasoning and tool-call deltas -> the whole blocks and calls of an answer.
+
+``ChatStream`` keeps one of these beside its text, so a UI (or a later turn) reads
+``.reasoning``, ``.reasoning_blocks`` and ``.tool_calls`` instead of re-adding fragments;
+a page that stored the events can rebuild the same with an ``Accumulator`` of its own.
+Pure and incremental: each delta costs O(1), the joins happen when read (and are cached).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .events import ChatEvent, ReasoningBlock, ReasoningDelta, ToolCall, ToolCallDelta
+
+__all__ = ["Accumulator"]
+
+
+@dataclass
+class _Block:
+    index: int
+    parts: list[str] = field(default_factory=list)
+    signature: str = ""
+    redacted: bool = False
+    data: str = ""
+
+    def frozen(self) -> ReasoningBlock:
+        self.parts[:] = ["".join(self.parts)] if self.parts else []  # the next join is O(new)
+        text = self.parts[0] if self.parts else ""
+        return ReasoningBlock(self.index, text, self.signature, self.redacted, self.data)
+
+
+@dataclass
+class _Call:
+    index: int
+    id: str | None = None
+    name: str | None = None
+    parts: list[str] = field(default_factory=list)
+
+    def frozen(self) -> ToolCall:
+        self.parts[:] = ["".join(self.parts)] if self.parts else []
+        return ToolCall(self.index, self.id, self.name, self.parts[0] if self.parts else "")
+
+
+class Accumulator:
+    """Adds up reasoning and tool-call deltas (other events are ignored).
+
+    A reasoning block is the run of deltas with one ``index``: a delta with another index
+    starts the next block (Anthropic numbers content blocks, Responses output items, so a
+    second thinking block always has a new index). A signature replaces the block's (the
+    provider sends it whole); a redacted delta marks the block hidden and keeps its ``data``.
+    Tool calls are keyed by ``index``: fragments of one call may be interleaved with other
+    calls' and still land in their own call; ``id`` and ``name`` are the first ones given.
+    """
+
+    def __init__(self) -> None:
+        self._reasoning: list[str] = []
+        self._reasoning_text: str | None = ""
+        self._blocks: list[_Block] = []
+        self._blocks_frozen: tuple[ReasoningBlock, ...] | None = ()
+        self._calls: dict[int, _Call] = {}
+        self._calls_frozen: tuple[ToolCall, ...] | None = ()
+
+    def add(self, ev: ChatEvent) -> None:
+        if isinstance(ev, ReasoningDelta):
+            self._add_reasoning(ev)
+        elif isinstance(ev, ToolCallDelta):
+            self._add_call(ev)
+
+    def _add_reasoning(self, ev: ReasoningDelta) -> None:
+        if ev.empty:
+            return
+        if not self._blocks or self._blocks[-1].index != ev.index:
+            self._blocks.append(_Block(ev.index))
+        block = self._blocks[-1]
+        if ev.text:
+            block.parts.append(ev.text)
+            self._reasoning.append(ev.text)
+            self._reasoning_text = None
+        if ev.signature:
+            block.signature = ev.signature
+        if ev.redacted:
+            block.redacted = True
+            block.data = ev.data or block.data
+        self._blocks_frozen = None
+
+    def _add_call(self, ev: ToolCallDelta) -> None:
+        if ev.id is None and ev.name is None and not ev.arguments:
+            return
+        call = self._calls.get(ev.index)
+        if call is None:
+            call = self._calls[ev.index] = _Call(ev.index)
+        call.id = call.id or ev.id
+        call.name = call.name or ev.name
+        if ev.arguments:
+            call.parts.append(ev.arguments)
+        self._calls_frozen = None
+
+    @property
+    def reasoning(self) -> str:
+        """Every reasoning delta's text, concatenated exactly."""
+        if self._reasoning_text is None:
+            self._reasoning_text = "".join(self._reasoning)
+            self._reasoning = [self._reasoning_text]
+        return self._reasoning_text
+
+    @property
+    def reasoning_blocks(self) -> tuple[ReasoningBlock, ...]:
+        """The reasoning blocks in the order they began (hidden ones included)."""
+        if self._blocks_frozen is None:
+            self._blocks_frozen = tuple(b.frozen() for b in self._blocks)
+        return self._blocks_frozen
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Each tool call, whole so far, in the order the calls began."""
+        if self._calls_frozen is None:
+            self._calls_frozen = tuple(c.frozen() for c in self._calls.values())
+        return self._calls_frozen
