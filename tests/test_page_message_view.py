@@ -38,3 +38,17 @@ def test_announcements() -> None:
     assert announcement("aborted", "Stopped") == "Answer stopped."
     assert announcement("error", "Error: HTTP 401") == "Error: HTTP 401."
     assert state_label("truncated") == "Truncated"
+
+
+def test_the_reasoning_summary_names_the_time_and_hidden_reasoning() -> None:
+    from pysse.page.message_view import thinking_label, thought_label
+
+    assert thinking_label(400) == "Thinking…"
+    assert thinking_label(4_900) == "Thinking… 4 s"
+    assert thought_label(12_400, hidden=False, chars=900) == "Thought for 12 s"
+    assert thought_label(300, hidden=False, chars=10) == "Thought for less than a second"
+    assert thought_label(5_000, hidden=True, chars=0) == "Reasoning hidden by the provider"
+    assert (
+        thought_label(5_000, hidden=True, chars=5)
+        == "Thought for 5 s (partly hidden by the provider)"
+    )

@@ -23,7 +23,16 @@ from typing import Any
 import js
 from pyodide.ffi import create_proxy
 
-from ..events import ChatEvent, Finish, Outcome, ProviderError, Usage
+from ..events import (
+    ChatEvent,
+    Finish,
+    Outcome,
+    ProviderError,
+    ReasoningDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 from ..page.answer import AnswerListener, AnswerSession
 from ..page.reconnect import Drop
 from ..render.dom import DomWriter
@@ -31,6 +40,7 @@ from ..render.frames import FrameScheduler
 from ..render.update import Update
 from .bridge import get_bridge
 from .dom import js_obj
+from .extras_view import ReasoningView, ToolCallsView
 from .frame_loop import LOOP
 
 __all__ = ["CallListener", "ChatCall", "ChatResult", "Timeouts"]
@@ -58,7 +68,8 @@ class Timeouts:
 class ChatResult:
     """How an answer ended. ``text`` is every delta, concatenated exactly (a continued answer:
     the whole joined text); ``outcome`` is ``completed`` only when the provider's own terminal
-    signal arrived; ``detail`` says why in a sentence people can act on."""
+    signal arrived; ``detail`` says why in a sentence people can act on. ``reasoning`` and
+    ``tool_calls`` are what the model streamed beside its text (``ChatStream``'s)."""
 
     text: str
     outcome: Outcome
@@ -70,6 +81,8 @@ class ChatResult:
     answer_id: str
     resumes: int
     bytes: int
+    reasoning: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class CallListener(AnswerListener):
@@ -91,6 +104,8 @@ class ChatCall(AnswerListener):
         markdown: Any = None,
         on_update: Callable[[Update], object] | None = None,
         after_render: Callable[[], object] | None = None,
+        reasoning_into: Any = None,
+        tools_into: Any = None,
     ) -> None:
         self.session = session
         session.listeners.append(self)
@@ -104,6 +119,9 @@ class ChatCall(AnswerListener):
             from ..render.streaming import StreamingMarkdown  # markdown-it: imported late
 
             self.md = StreamingMarkdown(md=markdown)
+        # The reasoning and the tool calls, when there is somewhere to show them.
+        self.reasoning = ReasoningView(reasoning_into, markdown) if reasoning_into else None
+        self.tools = ToolCallsView(tools_into) if tools_into is not None else None
         self.sched = FrameScheduler(self.render, lambda: LOOP.request(self), LOOP.is_hidden)
         self.handle: Any = None  # the bridge's: abort(), answer_id(), received()
         self.renders = 0
@@ -227,6 +245,12 @@ class ChatCall(AnswerListener):
         self._tell("on_text", text)
 
     def on_event(self, event: ChatEvent) -> None:
+        if isinstance(event, ReasoningDelta) and self.reasoning is not None:
+            if self.reasoning.add(event):
+                self.sched.request()
+        elif isinstance(event, ToolCallDelta) and self.tools is not None:
+            self.tools.mark(event.index)
+            self.sched.request()
         self._tell("on_event", event)
 
     def on_reconnecting(self, on: bool, attempt: int) -> None:
@@ -236,7 +260,7 @@ class ChatCall(AnswerListener):
         self._tell("on_resume", offset)
 
     def on_finish(self, finish: Finish) -> None:
-        if self.md is not None:
+        if self.md is not None or self.reasoning is not None or self.tools is not None:
             self.sched.flush()  # the final state, synchronously: never wait on a frame
         LOOP.remove(self)
         self._tell("on_finish", finish)
@@ -262,13 +286,22 @@ class ChatCall(AnswerListener):
     def render(self) -> None:
         """Apply what changed since the last render (once per frame at most)."""
         t = js.performance.now()
+        streaming = self.session.streaming
+        busy = False
+        if self.reasoning is not None:
+            self.reasoning.render(final=not streaming)
+            busy = self.reasoning.md.busy
+        if self.tools is not None:
+            self.tools.render(self.session.cs.tool_calls, final=not streaming)
         md = self.md
-        update = md.update() if self.session.streaming else md.finish()
-        if self.writer is not None:
-            self.writer.apply(update)
-        if self.on_update is not None:
-            self.on_update(update)
-        if self.session.streaming and md.busy:
+        if md is not None:
+            update = md.update() if streaming else md.finish()
+            if self.writer is not None:
+                self.writer.apply(update)
+            if self.on_update is not None:
+                self.on_update(update)
+            busy = busy or md.busy
+        if streaming and busy:
             self.sched.request()  # highlighting a closed code fence, a slice per frame
         self.renders += 1
         took = float(js.performance.now() - t)
@@ -297,6 +330,8 @@ class ChatCall(AnswerListener):
             answer_id=s.answer_id,
             resumes=len(s.resumes),
             bytes=cs.bytes_fed,
+            reasoning=cs.reasoning,
+            tool_calls=cs.tool_calls,
         )
 
     def timing(self) -> dict[str, Any]:

@@ -70,6 +70,8 @@ def stream_chat(
     markdown: Any = None,
     follow: bool = True,
     continues: str | None = None,
+    reasoning_into: Any = None,
+    tools_into: Any = None,
 ) -> ChatCall:
     """Stream the answer to ``body`` (a JSON-serialisable request, or JSON text) posted to
     ``url`` (a relay; relative URLs resolve against the page) into ``into`` (an element or a
@@ -77,8 +79,12 @@ def stream_chat(
     request's. ``on_event`` hears every chat event, ``on_text`` every piece of answer text,
     ``on_update`` every rendered ``Update`` (for a worker); ``markdown``: a ``MarkdownIt``
     (``pysse.render.make_markdown``) to render with. ``continues``: the partial answer this
-    request continues (the new text is joined to it). See the module docstring."""
+    request continues (the new text is joined to it). ``reasoning_into`` and ``tools_into``
+    (elements or selectors) show the model's reasoning, as markdown, and its tool calls, as
+    they stream. See the module docstring."""
     el = _element(into)
+    reasoning_el = _element(reasoning_into)
+    tools_el = _element(tools_into)
     target = _http_url(url)
     if format not in FORMATS:
         raise StreamChatError(f"format {format!r} is not one of {', '.join(FORMATS)}")
@@ -111,6 +117,8 @@ def stream_chat(
         markdown=markdown,
         on_update=on_update,
         after_render=following.after_render if following is not None else None,
+        reasoning_into=reasoning_el,
+        tools_into=tools_el,
     )
     if on_event is not None or on_text is not None:
         call.listeners.append(_Callbacks(on_event, on_text))

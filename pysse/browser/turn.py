@@ -16,6 +16,7 @@ import js
 
 from ..events import ChatEvent, Finish, ReasoningDelta, TextDelta, Usage
 from ..page.answer import STATE_TEXT, AnswerSession
+from ..page.message_view import thinking_label, thought_label
 from ..page.recording import Recording
 from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter
@@ -66,8 +67,16 @@ class Turn(CallListener):
             into=q(".settled", el),
             markdown=app.md_for(image_hosts(s)),
             after_render=app.after_render,
+            reasoning_into=q(".reasoning-text", el),
+            tools_into=q("[data-role=tool-calls]", el),
         )
         self.call.listeners.append(self)
+        # The reasoning's disclosure: open while only reasoning has arrived, one summary line
+        # ("Thought for 12 s") once the answer's text starts or the answer ends.
+        self.reasoning_el = q("[data-role=reasoning]", el)
+        self.reasoning_summary = q("[data-role=reasoning-summary]", el)
+        self.thinking = False  # the reasoning is shown and still open
+        self.thought_ms: float | None = None
 
     # -- what the page and the inspector read --------------------------------------------------
 
@@ -147,6 +156,10 @@ class Turn(CallListener):
         self.speed.on_bytes(t_ms, content=content)
 
     def on_event(self, event: ChatEvent) -> None:
+        if isinstance(event, ReasoningDelta) and self.thought_ms is None and not self.thinking:
+            self._start_thinking()
+        elif isinstance(event, TextDelta) and self.thinking:
+            self._end_thinking()
         if isinstance(event, TextDelta | ReasoningDelta):
             self.speed.on_text(self.now(), len(event.text))
         elif isinstance(event, Usage):
@@ -166,8 +179,33 @@ class Turn(CallListener):
 
     def on_render(self, ms: float) -> None:
         self.el.dataset.renders = str(self.call.sched.renders)
+        if self.thinking:
+            label = thinking_label(self.now())
+            if self.reasoning_summary.textContent != label:
+                self.reasoning_summary.textContent = label
+
+    def _start_thinking(self) -> None:
+        self.thinking = True
+        self.reasoning_el.hidden = False
+        self.reasoning_el.open = True
+        self.reasoning_el.dataset.state = "thinking"
+
+    def _end_thinking(self) -> None:
+        """The answer's text started (or the answer ended): one summary line, closed."""
+        self.thinking = False
+        self.thought_ms = self.now()
+        view = self.call.reasoning
+        hidden, chars = (view.hidden, view.chars) if view is not None else (False, 0)
+        self.reasoning_summary.textContent = thought_label(self.thought_ms, hidden, chars)
+        self.reasoning_el.open = False
+        self.reasoning_el.dataset.state = "done"
+        self.reasoning_el.dataset.ms = str(round(self.thought_ms))
 
     def on_finish(self, finish: Finish) -> None:
+        if self.thinking:
+            self._end_thinking()
+        if self.thought_ms is not None:  # the exact reasoning, apart from the answer's text
+            self.reasoning_el.dataset.text = self.cs.reasoning
         self.el.removeAttribute("data-reconnecting")
         self.speed.on_end(self.session.t_end or self.now())
         self.el.dataset.state = self.state

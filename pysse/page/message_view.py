@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["Action", "actions", "announcement", "state_label", "versions_label"]
+__all__ = [
+    "Action",
+    "actions",
+    "announcement",
+    "state_label",
+    "thinking_label",
+    "thought_label",
+    "versions_label",
+]
 
 Action = Literal["copy", "regenerate", "continue", "edit", "inspect", "versions"]
 
@@ -22,6 +30,21 @@ STATE_LABEL = {
 
 def state_label(state: str) -> str:
     return STATE_LABEL.get(state, state)
+
+
+def thinking_label(ms: float) -> str:
+    """The reasoning's summary while the model thinks: "Thinking… 4 s"."""
+    seconds = int(ms // 1000)
+    return f"Thinking… {seconds} s" if seconds else "Thinking…"
+
+
+def thought_label(ms: float, hidden: bool, chars: int) -> str:
+    """The reasoning's one-line summary once it is over: how long the model thought, and
+    whether the provider hid its reasoning ("Reasoning hidden by the provider")."""
+    if hidden and not chars:
+        return "Reasoning hidden by the provider"
+    took = "less than a second" if ms < 1000 else f"{round(ms / 1000)} s"
+    return f"Thought for {took}" + (" (partly hidden by the provider)" if hidden else "")
 
 
 def actions(

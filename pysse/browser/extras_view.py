@@ -1,0 +1,121 @@
+"""What an answer carries beside its text, shown as it streams: the model's reasoning (markdown,
+with the answer's hold-back and frames) and its tool calls (name and pretty JSON arguments,
+held back until they parse: ``pysse.page.tool_args``). Both are model output: the reasoning
+goes through the same safe markdown as the answer, a tool call's name and arguments are set
+as text, never as HTML.
+
+``ChatCall`` feeds them its events and renders them in its frame; what they mean for the
+page's disclosure ("Thinking…", "Thought for 12 s") is the page's ``Turn``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import js
+
+from ..events import ReasoningDelta, ToolCall
+from ..page.tool_args import pretty_arguments
+from ..render.dom import DomWriter
+
+__all__ = ["ReasoningView", "ToolCallsView"]
+
+
+class ReasoningView:
+    """Reasoning text rendered as markdown into ``el``, settled blocks once, like an answer."""
+
+    def __init__(self, el: Any, markdown: Any) -> None:
+        from ..render.streaming import StreamingMarkdown  # markdown-it: imported late
+
+        self.el = el
+        self.md = StreamingMarkdown(md=markdown)
+        self.writer = DomWriter(el)
+        self.dirty = False
+        self.hidden = False  # the provider hid (some of) it: redacted or encrypted
+        self.chars = 0
+
+    def add(self, ev: ReasoningDelta) -> bool:
+        """Take a delta; True if there is something new to show."""
+        if ev.redacted:
+            self.hidden = True
+        if ev.text:
+            self.md.append(ev.text)
+            self.chars += len(ev.text)
+            self.dirty = True
+        return bool(ev.text or ev.redacted)
+
+    @property
+    def busy(self) -> bool:
+        return self.dirty or self.md.busy
+
+    def render(self, final: bool) -> None:
+        if final:
+            if self.chars:
+                self.writer.apply(self.md.finish())
+            self.dirty = False
+        elif self.busy:
+            self.writer.apply(self.md.update())
+            self.dirty = False
+
+
+class ToolCallsView:
+    """One ``[data-role=tool-call]`` block per call in ``el``: the tool's name, then its
+    arguments; collapsed once they are complete."""
+
+    def __init__(self, el: Any) -> None:
+        self.el = el
+        self.blocks: dict[int, Any] = {}
+        self.dirty: set[int] = set()
+        self.done: set[int] = set()
+
+    def mark(self, index: int) -> None:
+        self.dirty.add(index)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.dirty)
+
+    def render(self, calls: tuple[ToolCall, ...], final: bool) -> None:
+        for call in calls:
+            if call.index in self.dirty or (final and call.index not in self.done):
+                self._show(call, final)
+        self.dirty.clear()
+
+    def _show(self, call: ToolCall, final: bool) -> None:
+        block = self.blocks.get(call.index)
+        if block is None:
+            block = self._block()
+            self.blocks[call.index] = block
+            self.el.appendChild(block)
+            self.el.hidden = False
+        name = call.name or "tool"
+        block.dataset.name = name
+        block.querySelector(".tool-name").textContent = name
+        shown, complete = pretty_arguments(call.arguments)
+        if final and not complete:
+            shown = call.arguments  # the stream ended: what arrived, as it is (text only)
+        block.querySelector("code").textContent = shown
+        if complete or final:
+            block.dataset.arguments = call.arguments
+            block.dataset.complete = "1" if complete else "0"
+            block.open = False
+            self.done.add(call.index)
+
+    @staticmethod
+    def _block() -> Any:
+        doc = js.document
+        block = doc.createElement("details")
+        block.className = "tool-call"
+        block.dataset.role = "tool-call"
+        block.open = True
+        summary = doc.createElement("summary")
+        label = doc.createElement("span")
+        label.className = "tool-label"
+        label.textContent = "Tool call: "
+        name = doc.createElement("span")
+        name.className = "tool-name"
+        summary.append(label, name)
+        pre = doc.createElement("pre")
+        pre.appendChild(doc.createElement("code"))
+        block.append(summary, pre)
+        return block
