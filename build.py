@@ -129,13 +129,16 @@ def apt_install(*packages: str) -> bool:
 
 def find_chromium(install: bool = True) -> str:
     """The testing kit's lookup ($PYSSE_CHROMIUM, then chromium on PATH); else install
-    Debian's package when root."""
+    Debian's package when root. A $PYSSE_CHROMIUM that names no program stops here: installing
+    Debian's Chromium would quietly test another browser than the one asked for."""
     from pysse.errors import ConfigError
     from pysse.testing.browser import find_chromium as lookup
 
     try:
         return lookup()
     except ConfigError as exc:
+        if os.environ.get("PYSSE_CHROMIUM"):
+            raise SystemExit(f"build.py: {exc}") from None
         if install and apt_install("chromium") and Path("/usr/bin/chromium").exists():
             return "/usr/bin/chromium"
         raise SystemExit(str(exc)) from None
@@ -144,7 +147,16 @@ def find_chromium(install: bool = True) -> str:
 def find_redis_server(install: bool = True) -> str:
     """Debian's redis-server, for the multi-relay tests ($PYSSE_REDIS_SERVER, then PATH);
     installed when root, like Chromium."""
-    found = os.environ.get("PYSSE_REDIS_SERVER") or shutil.which("redis-server")
+    explicit = os.environ.get("PYSSE_REDIS_SERVER")
+    if explicit:  # never passed over for another redis-server (as $PYSSE_CHROMIUM)
+        found = shutil.which(explicit)
+        if found is None:
+            raise SystemExit(
+                f"build.py: PYSSE_REDIS_SERVER={explicit} is not an executable program: point "
+                "it at redis-server (e.g. /usr/bin/redis-server) or unset it"
+            )
+        return found
+    found = shutil.which("redis-server")
     if found:
         return found
     if install and apt_install("redis-server") and shutil.which("redis-server"):

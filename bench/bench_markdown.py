@@ -23,14 +23,13 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from buildtools.pyodide_node import PyodideRunError, run_with_wheels
 from pysse.render import StreamingMarkdown, make_markdown, render
 from pysse.server.demo import _long_answer
 from pysse.server.shapes import SHAPES
@@ -103,20 +102,6 @@ def run_shapes(data):
     return out
 """
 
-NODE = r"""
-const { pathToFileURL } = require("url");
-(async () => {
-  const [dir, wheelsJson, code, inputPath] = process.argv.slice(2);
-  const input = require("fs").readFileSync(inputPath, "utf8");
-  const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
-  const py = await loadPyodide({ indexURL: dir + "/" });
-  await py.loadPackage(JSON.parse(wheelsJson), { messageCallback: () => {} });
-  py.globals.set("INPUT", input);
-  process.stdout.write(py.runPython(code));
-})().catch((e) => { console.error(e); process.exit(1); });
-"""
-
-
 # Issue 16: one paragraph of what markdown-it parses slowest (every "[" runs all its inline
 # rules and a link-label scan, ~300x a plain character), which cannot be cut where a
 # construct stays open: it is cut provisionally (render/paragraph.py). Sizes in characters.
@@ -150,26 +135,11 @@ def shapes_pyodide(runs: int) -> dict[str, Any] | None:
     wheels = [str(site / w) for w in cfg["wheels"]]
     data = {"texts": shape_texts(), "delta": DELTA, "every": EVERY, "runs": runs, "naive": False}
     code = SHAPES_PY + "\njson.dumps(run_shapes(json.loads(INPUT)))\n"
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "run.js"
-        script.write_text(NODE)
-        (Path(tmp) / "input.json").write_text(json.dumps(data))
-        proc = subprocess.run(
-            [
-                node,
-                str(script),
-                str(site / "pyodide" / "314.0.7"),
-                json.dumps(wheels),
-                code,
-                str(Path(tmp) / "input.json"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=3600,
-        )
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr[-3000:])
-    return dict(json.loads(proc.stdout))
+    try:
+        out = run_with_wheels(code, json.dumps(data), site / "pyodide" / "314.0.7", wheels, 3600)
+    except PyodideRunError as exc:
+        raise SystemExit(str(exc)) from None
+    return dict(json.loads(out))
 
 
 def shape_rows(title: str, res: dict[str, Any]) -> list[str]:

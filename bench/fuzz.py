@@ -123,18 +123,25 @@ def one(data: bytes, rnd: random.Random) -> None:
 
 
 Generate = Callable[[random.Random, list[bytes]], bytes]
-Check = Callable[[bytes, random.Random], None]
+Check = Callable[[bytes, random.Random, bool], None]
+"""Check one input: (data, rnd, timed). ``timed``: also hold it to the target's own time
+budgets (the markdown target's per-frame budget); off in the test suite, where only work is
+counted."""
 
 
 def mutated(rnd: random.Random, pool: list[bytes]) -> bytes:
     return mutate(rnd.choice(pool), rnd, pool)
 
 
+def markdown(data: bytes, rnd: random.Random, timed: bool) -> None:
+    fuzz_markdown.one(data, rnd, fuzz_markdown.FRAME_BUDGET if timed else None)
+
+
 # (name, make an input, check it): the run takes them in turn.
 TARGETS: list[tuple[str, Generate, Check]] = [
-    ("mutated fixtures", mutated, one),
-    ("json payloads", fuzz_json.generate, fuzz_json.one),
-    ("markdown answers", fuzz_markdown.generate, fuzz_markdown.one),
+    ("mutated fixtures", mutated, lambda data, rnd, timed: one(data, rnd)),
+    ("json payloads", fuzz_json.generate, lambda data, rnd, timed: fuzz_json.one(data, rnd)),
+    ("markdown answers", fuzz_markdown.generate, markdown),
 ]
 # A markdown answer (up to 30 KB) is streamed in up to a thousand renders, each of which
 # fuzz_markdown.one also holds to a frame budget of its own. Its slowest known shape, a long
@@ -151,26 +158,37 @@ class TooSlow(AssertionError):
     """An input took longer than the per-input budget."""
 
 
-def run(seconds: float, seed: int = 0, budget: float = 5.0) -> dict[str, float]:
+def run(
+    seconds: float | None = None,
+    seed: int = 0,
+    budget: float | None = 5.0,
+    cases: int | None = None,
+) -> dict[str, float]:
+    """Fuzz the targets in turn for ``seconds``, or for ``cases`` inputs (the test suite: a
+    count, which a busy machine cannot shrink), whichever ends first. ``budget``: seconds one
+    input may take (scaled per target); None holds no input to a time (the test suite again:
+    a loaded machine is not a quadratic loop)."""
+    if seconds is None and cases is None:
+        raise ValueError("run() needs seconds or cases")
     rnd = random.Random(seed)
     pool = corpus()
     peak = 0
     try:
         t0 = time.monotonic()
         n = 0
-        while time.monotonic() - t0 < seconds:
+        while (cases is None or n < cases) and (seconds is None or time.monotonic() - t0 < seconds):
             name, generate, check = TARGETS[n % len(TARGETS)]
             data = generate(rnd, pool)
             peak = max(peak, _trace(name not in UNTRACED))
             t = time.monotonic()
             try:
-                check(data, rnd)
+                check(data, rnd, budget is not None)
             except BaseException:
                 save(name, data)
                 raise
             took = time.monotonic() - t
-            limit = budget * BUDGET_SCALE.get(name, 1.0)
-            if took > limit:
+            limit = None if budget is None else budget * BUDGET_SCALE.get(name, 1.0)
+            if limit is not None and took > limit:
                 path = save(name, data)
                 raise TooSlow(f"{name}: one input took {took:.1f} s (budget {limit} s): {path}")
             n += 1

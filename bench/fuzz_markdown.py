@@ -152,12 +152,15 @@ def generate(rnd: random.Random, pool: list[bytes] | None = None) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _within_a_frame(call: Callable[..., object], *args: str) -> None:
-    """One render must not freeze the page: a stall would show as one slow update."""
+def _within_a_frame(budget: float | None, call: Callable[..., object], *args: str) -> None:
+    """One render must not freeze the page: a stall would show as one slow update. (No
+    budget: the test suite, where a loaded machine must not fail a correct render.)"""
     t = time.perf_counter()
     call(*args)
     took = time.perf_counter() - t
-    assert took < FRAME_BUDGET, f"one update took {took:.2f} s (frame budget {FRAME_BUDGET} s)"
+    assert budget is None or took < budget, (
+        f"one update took {took:.2f} s (frame budget {budget} s)"
+    )
 
 
 class _Tags(HTMLParser):
@@ -171,8 +174,9 @@ class _Tags(HTMLParser):
                 assert re.match(r"(https?:|mailto:)", value or ""), (tag, name, value)
 
 
-def one(data: bytes, rnd: random.Random) -> None:
-    """Stream ``data`` in random deltas: equal to the one-shot render, and nothing unsafe."""
+def one(data: bytes, rnd: random.Random, frame_budget: float | None = FRAME_BUDGET) -> None:
+    """Stream ``data`` in random deltas: equal to the one-shot render, and nothing unsafe;
+    each update within ``frame_budget`` seconds (None: not timed)."""
     text = data.decode("utf-8", "replace")
     md = StreamingMarkdown()
     # The page renders once per animation frame, whatever the deltas: an answer of n
@@ -180,8 +184,8 @@ def one(data: bytes, rnd: random.Random) -> None:
     # more), so that is what one input is allowed.
     step = max(rnd.choice([1, 7, 64, 999]), len(text) // MAX_UPDATES)
     for i in range(0, len(text), step):
-        _within_a_frame(md.feed, text[i : i + step])
-    _within_a_frame(md.finish)
+        _within_a_frame(frame_budget, md.feed, text[i : i + step])
+    _within_a_frame(frame_budget, md.finish)
     html = render(text)
     assert md.html == html, "streaming markdown differs from the one-shot render"
     _Tags().feed(html)

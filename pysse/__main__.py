@@ -7,11 +7,16 @@
 as soon as it arrives, so ``curl -N ... | python -m pysse dump -`` shows a live stream.
 ``replay`` feeds a saved stream at a chosen chunk size and prints the chat events and a
 summary; ``--all-sizes`` checks that whole, 1000, 60, 20 and 1-byte chunks agree.
+
+Exit status: 0 done, 1 the stream itself is bad (``dump``: not an event stream; ``replay
+--all-sizes``: the sizes disagree), 2 no stream to read (a missing, unreadable or empty file,
+a directory; one line on stderr says which).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -27,16 +32,43 @@ from .providers import FORMATS
 from .sse import SSEParser
 
 
+class InputProblem(Exception):
+    """The file cannot be read as a stream: one line for stderr, and exit status 2."""
+
+
+def _open(path: str) -> IO[bytes]:
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise InputProblem(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputProblem(f"{path} is a directory, not a saved stream") from None
+    except PermissionError:
+        raise InputProblem(f"{path} cannot be read: permission denied") from None
+    except OSError as exc:
+        raise InputProblem(f"{path} cannot be read: {exc.strerror or exc}") from None
+
+
 def _chunks(path: str) -> Iterator[bytes]:
-    """Yield bytes as they arrive (stdin is read with os.read, not a full buffered read)."""
-    if path == "-":
-        fd = sys.stdin.buffer.fileno()
-        while chunk := os.read(fd, 65536):
+    """Yield bytes as they arrive (stdin is read with os.read, not a full buffered read).
+    A file that cannot be read, or no bytes at all, is an ``InputProblem``."""
+    name = "stdin" if path == "-" else path
+    total = 0
+    with contextlib.nullcontext(sys.stdin.buffer) if path == "-" else _open(path) as f:
+        fd = f.fileno() if path == "-" else None
+        while True:
+            try:
+                chunk = os.read(fd, 65536) if fd is not None else f.read(65536)
+            except OSError as exc:
+                raise InputProblem(
+                    f"{name}: reading failed after {total} bytes: {exc.strerror or exc}"
+                ) from None
+            if not chunk:
+                break
+            total += len(chunk)
             yield chunk
-        return
-    with open(path, "rb") as f:
-        while chunk := f.read(65536):
-            yield chunk
+    if total == 0:
+        raise InputProblem(f"{name} is empty (0 bytes): no stream to read")
 
 
 def _emit(out: IO[str], obj: dict[str, Any]) -> None:
@@ -132,9 +164,13 @@ def main(argv: list[str] | None = None, out: IO[str] | None = None) -> int:
     r.add_argument("--all-sizes", action="store_true", help="compare whole/1000/60/20/1")
     args = ap.parse_args(argv)
     stream = out or sys.stdout
-    if args.cmd == "dump":
-        return cmd_dump(args, stream)
-    return cmd_replay(args, stream)
+    try:
+        if args.cmd == "dump":
+            return cmd_dump(args, stream)
+        return cmd_replay(args, stream)
+    except InputProblem as exc:
+        print(f"pysse: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,10 @@ import pytest
 from support import CHROMIUM_ARGS, LiveServer, chromium_path
 
 ROOT = Path(__file__).resolve().parents[1]
+# How long an event may take before a test gives up: bounds for a broken page, never a speed
+# a working one must reach (a plain boot took over 60 s on a 2-core machine at load 20).
+READY_MS = 180_000  # the page booted
+DONE_MS = 120_000  # an answer ended
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -72,6 +77,42 @@ def log_texts(page: Any) -> list[str]:
     ]
 
 
+# What the page's IndexedDB holds now: each conversation (its JSON) and each recording (its
+# metadata and size). Read with evaluate, which awaits the promise (wait_for_function would
+# take the promise itself as a true value).
+STORED = """async () => {
+  const db = await new Promise((ok, no) => {
+    const r = indexedDB.open("pysse"); r.onsuccess = () => ok(r.result); r.onerror = no; });
+  const all = (store) => new Promise((ok, no) => {
+    if (!db.objectStoreNames.contains(store)) { ok([]); return; }
+    const r = db.transaction(store).objectStore(store).getAll();
+    r.onsuccess = () => ok(r.result); r.onerror = no; });
+  try {
+    const bodies = (await all("bodies")).map((b) => JSON.parse(b));
+    const recordings = (await all("recordings")).map(
+      (r) => ({ meta: JSON.parse(r.meta), size: r.bytes.length }));
+    return { bodies, recordings };
+  } finally { db.close(); }
+}"""
+
+
+def wait_stored(page: Any, ready: Callable[[dict[str, Any]], bool], timeout: float = 60) -> Any:
+    """Wait until what the page stored satisfies ``ready`` (the writes are asynchronous: a
+    reload right after an answer ended raced them); what it stored."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = page.evaluate(STORED)
+        if ready(stored):
+            return stored
+        assert time.monotonic() < deadline, f"never stored as expected: {stored}"[:2000]
+        time.sleep(0.1)
+
+
+def stored_answers(stored: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every stored assistant message, of every chat."""
+    return [m for b in stored["bodies"] for m in b["messages"] if m["role"] == "assistant"]
+
+
 class Page:
     """A page with the chat booted, errors and requests recorded."""
 
@@ -103,14 +144,14 @@ class Page:
     def open(self, wait_ready: bool = True) -> Any:
         self.page.goto(self.base + "/")
         if wait_ready:
-            self.page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+            self.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
         return self.page
 
     def send(self, text: str) -> None:
         self.page.fill("[data-role=prompt]", text)
         self.page.press("[data-role=prompt]", "Enter")
 
-    def wait_done(self, index: int = -1, timeout: float = 60_000) -> Any:
+    def wait_done(self, index: int = -1, timeout: float = DONE_MS) -> Any:
         sel = "[data-role=assistant]"
         self.page.wait_for_function(
             f"""() => {{ const a = [...document.querySelectorAll('{sel}')];
@@ -121,7 +162,7 @@ class Page:
 
     def reload(self) -> Any:
         self.page.reload()
-        self.page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        self.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
         return self.page
 
     def answers(self) -> list[Any]:

@@ -12,7 +12,6 @@ import json
 import random
 import socket
 import threading
-import time
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -32,8 +31,9 @@ SSE = {"content-type": "text/event-stream"}
 # Well-behaved and ordinary faults, scripted with the testing kit (played on ``sse_server``).
 ANSWER = Script.from_events(EVENTS).paced(0.01)  # one event per write, 10 ms apart
 RATE_LIMITED = Script.http_error(429, "slow down", retry_after=12)
-# The first event at once, then 2 s of silence: a relay must forward it without waiting.
-SLOW_FIRST = Script.from_events(EVENTS).stall(2.0, after_byte=len(EVENTS[0]))
+# The first event at once, then silence until the client leaves: a relay must forward it
+# without waiting for more (the client gets it at all only if it does).
+SLOW_FIRST = Script.from_events(EVENTS).stall(after_byte=len(EVENTS[0]))
 # The answer, then keep-alive comments for minutes: only a disconnect ends it early.
 ENDLESS = Script.from_events([*EVENTS, *[b": still generating\n\n"] * 6000]).paced(0.02)
 
@@ -45,7 +45,6 @@ class Upstream:
         self.headers: list[dict[str, str]] = []
         self.bodies: list[bytes] = []
         self.targets: list[str] = []  # path?query of each request, as received
-        self.first_sent: float | None = None
         self.cancelled = threading.Event()
         self.body_sent = 0  # bytes of an error body written so far
         self.mode = "ok"
@@ -86,10 +85,6 @@ class Upstream:
 
         async def gen() -> AsyncIterator[bytes]:
             try:
-                if mode == "slow-first":
-                    self.first_sent = time.perf_counter()
-                    yield EVENTS[0]
-                    await asyncio.sleep(2.0)  # the relay must not wait for more
                 if mode == "echo-stream":  # the key inside a delta, cut across writes
                     leak = PROVIDERS["openai-chat"].encoder().delta(f"auth was {KEY}!")[0]
                     cut = leak.index(KEY.encode()) + 5
@@ -101,7 +96,7 @@ class Upstream:
                     while True:
                         yield b": keep-alive\n\n"
                         await asyncio.sleep(0.1)
-                for ev in EVENTS if mode != "slow-first" else EVENTS[1:]:
+                for ev in EVENTS:
                     yield ev
                     await asyncio.sleep(0.01 if mode != "endless" else 0.05)
                 while mode == "endless":

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from pysse.testing import Script, ScriptServer
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +73,7 @@ def test_no_serious_axe_violations(make_page: Any, axe_source: str, theme: str, 
     p.send("/demo math")
     p.wait_done()
     states["answers"] = serious(page, axe_source)
-    p.send("/demo 401")
+    p.send("and now?")
     p.wait_done()
     states["error"] = serious(page, axe_source)
     page.click("[data-role=assistant] >> nth=0 >> [data-role=inspect]")
@@ -87,8 +89,16 @@ def test_no_serious_axe_violations(make_page: Any, axe_source: str, theme: str, 
     assert {k: v for k, v in states.items() if v} == {}
 
 
-def test_one_announcement_per_answer_and_busy_while_streaming(make_page: Any) -> None:
-    p = make_page(settings={"headers": "X-Demo-Pace: 0.3"})
+def test_one_announcement_per_answer_and_busy_while_streaming(
+    make_page: Any, sse_server: ScriptServer
+) -> None:
+    # The answer is held mid-stream until the page shows it busy (a 2 s answer could end
+    # before a busy page was looked at), then the next request gets the demo's 401.
+    sse_server.play(
+        Script.answer("Hello, held a while.").stall(after_event=2),
+        Script.http_error(401, "Invalid API key (demo)."),
+    )
+    p = make_page(settings={"relay": sse_server.url, "format": "openai-chat"})
     page = p.open()
     page.evaluate(
         """() => { window.__said = [];
@@ -98,11 +108,12 @@ def test_one_announcement_per_answer_and_busy_while_streaming(make_page: Any) ->
     )
     p.send("hello")
     page.wait_for_selector("[data-role=assistant][aria-busy=true]")
+    sse_server.last_request.release()
     msg = p.wait_done()
     assert msg.get_attribute("aria-busy") is None
-    p.send("/demo 401")
+    p.send("and now?")
     p.wait_done()
-    page.wait_for_timeout(200)
+    page.wait_for_function("() => window.__said.length >= 2")  # (was: 200 ms, then a read)
     said = page.evaluate("window.__said")
     assert said == ["Answer complete.", "Error: HTTP 401 Unauthorized: Invalid API key (demo)."]
     live = page.evaluate(

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Page
+from conftest import READY_MS, Page
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
 from support import LiveServer
@@ -109,7 +109,7 @@ def test_the_snapshot_fits_any_locale(browser: Any, server: LiveServer, locale: 
     try:
         page = ctx.new_page()
         page.goto(server.url + "/")
-        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
         assert boot_info(page) == {"path": "snapshot", "snapshotError": None}
     finally:
         ctx.close()
@@ -178,7 +178,7 @@ def test_message_sent_before_python_is_ready_goes_out(make_page: Any) -> None:
             break
         page.wait_for_timeout(50)
     page.unroute("**/boot/**")  # continues the held requests (and lets later ones through)
-    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
     msg = p.wait_done()
     assert msg.get_attribute("data-text") == "early bird"
     assert page.locator(".msg.user").count() == 1

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import log_texts
+from conftest import log_texts, stored_answers, wait_stored
 from pysse.server.demo import RICH_ANSWER
 
 pytestmark = pytest.mark.browser
@@ -49,7 +49,15 @@ def test_reload_restores_the_chat_and_its_inspector_recording(make_page: Any) ->
     raw = [wait_recording(page, 0), wait_recording(page, 1)]
     before = log_texts(page)
     html = page.inner_html("[data-role=assistant] >> nth=1")
-    page.wait_for_timeout(300)  # the last write lands
+    # Both answers stored as they ended, with their recordings (was: 300 ms for "the last
+    # write lands", which a busy page had not done yet).
+    wait_stored(
+        page,
+        lambda db: (
+            sorted(m["state"] for m in stored_answers(db)) == ["completed", "truncated"]
+            and sorted(r["size"] for r in db["recordings"]) == sorted(len(h) // 2 for h in raw)
+        ),
+    )
     p.reload()
     page.wait_for_selector("[data-role=assistant] >> nth=1")
     assert log_texts(page) == before
@@ -202,7 +210,8 @@ def test_keep_no_recordings(make_page: Any) -> None:
     p.send("/demo echo private")
     p.wait_done()
     assert page.evaluate("pysseApp.raw_hex(0)")  # the live answer still has its bytes
-    page.wait_for_timeout(300)
+    stored = wait_stored(page, lambda db: [m["state"] for m in stored_answers(db)] == ["completed"])
+    assert stored["recordings"] == []
     p.reload()
     page.wait_for_selector("[data-role=assistant]")
     page.wait_for_timeout(500)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Page
+from conftest import DONE_MS, READY_MS, Page
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
 from pysse.server.relay import RelayConfig, create_relay_app
@@ -113,7 +113,7 @@ def fix_relay_and_retry(p: Page, url: str, headers: str = "") -> Any:
     page.wait_for_function(
         "() => [...document.querySelectorAll('[data-role=assistant]')].at(-1).dataset.state"
         " === 'completed'",
-        timeout=60_000,
+        timeout=DONE_MS,
     )
     msg = page.query_selector_all("[data-role=assistant]")[-1]
     assert page.locator("[data-role=assistant]").count() == 1  # regenerated in place
@@ -249,7 +249,7 @@ def test_format_mismatch_is_named_and_the_relays_format_taken(
     page.click("[data-role=assistant] [data-role=regenerate]")
     page.wait_for_function(
         "() => document.querySelector('[data-role=assistant]').dataset.state === 'completed'",
-        timeout=60_000,
+        timeout=DONE_MS,
     )
 
 
@@ -298,7 +298,7 @@ def test_boot_asset_404_names_the_url_and_keeps_the_typed_message(
     page.reload(wait_until="commit")
     page.wait_for_selector("body[data-booting='1']")
     p.send("typed while booting")
-    page.wait_for_selector("body[data-boot-error='1']", timeout=60_000)
+    page.wait_for_selector("body[data-boot-error='1']", timeout=READY_MS)
     text = page.inner_text("[data-role=boot-text]")
     assert "Python failed to start: could not load" in text and "pysse-" in text
     assert "(HTTP 404" in text and "No module named" not in text
@@ -312,5 +312,5 @@ def test_boot_asset_404_names_the_url_and_keeps_the_typed_message(
     # Reload restores the typed text; with the wheel back, it boots and sends.
     page.unroute("**/boot/**/pysse-app.zip")
     page.click("[data-role=reload]")
-    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
     assert page.input_value("[data-role=prompt]") == "typed while booting"

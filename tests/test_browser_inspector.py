@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conftest import READY_MS
 from pysse.server import demo
 
 pytestmark = pytest.mark.browser
@@ -51,7 +52,7 @@ def test_inspector_shows_chunks_events_and_timing(make_page: Any) -> None:
     }
     ttfb = float(timing["time to first byte"].split()[0].replace(",", ""))
     total = float(timing["total time"].split()[0].replace(",", ""))
-    assert 0 < ttfb <= total < 30_000
+    assert 0 < ttfb <= total  # (no upper bound: how long it took is the machine's speed)
     assert timing["outcome"] == "completed"
     assert timing["bytes"] == f"{len(sent):,}"
 
@@ -102,7 +103,7 @@ def test_inspect_query_opens_the_panel(make_page: Any) -> None:
     p = make_page()
     page = p.page
     page.goto(p.base + "/?inspect=1")
-    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
     assert page.is_visible("[data-role=inspector]")
 
 
@@ -112,7 +113,7 @@ def test_replays_too_big_for_a_page_are_refused_and_big_ones_do_not_block(
     p = make_page()
     page = p.page
     page.goto(p.base + "/?inspect=1")  # no answer yet: a saved file can still be replayed
-    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
     page.click("[data-tab=replay]")
     huge = {"name": "huge.sse", "mimeType": "text/event-stream", "buffer": b": x\n" * (5 << 20)}
     page.select_option("[data-role=replay-chunk]", "1000")

@@ -55,10 +55,14 @@ def test_page_streams_through_the_relay_and_stop_cancels_upstream(
             "[1]?.dataset.text === undefined && document.querySelectorAll("
             "'[data-role=assistant]').length == 2"
         )
-        page.wait_for_timeout(500)
+        # The upstream is generating and the page has its first bytes (was: 500 ms, after
+        # which a busy relay might not have asked the upstream yet: then last_request was the
+        # first, finished answer)
+        up.wait_for_requests(2, timeout=30)
+        page.wait_for_function("() => pysseApp.raw_hex(1).length > 0", timeout=30_000)
         page.click("[data-role=stop]")
         assert p.wait_done(1).get_attribute("data-state") == "aborted"
-        assert up.last_request.wait_disconnected(5), "the upstream kept generating after Stop"
+        assert up.requests[1].wait_disconnected(30), "the upstream kept generating after Stop"
         assert p.errors == []
     finally:
         p.close()

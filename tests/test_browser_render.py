@@ -4,12 +4,14 @@ end of the answer (issue 15), and a long code block is highlighted once when it 
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from pysse.render import render
-from pysse.server.demo import answer_for
+from pysse.server.demo import answer_for, split_deltas
+from pysse.testing import Script, ScriptServer
 
 pytestmark = pytest.mark.browser
 
@@ -68,19 +70,29 @@ def test_settled_rows_are_never_replaced(make_page: Any, command: str, sel: str)
     assert shown == normalized(page, render(text))
 
 
-def test_long_code_block_is_highlighted_once_when_it_closes(make_page: Any) -> None:
-    p = make_page(settings={"headers": "X-Demo-Pace: 1"})
+def test_long_code_block_is_highlighted_once_when_it_closes(
+    make_page: Any, sse_server: ScriptServer
+) -> None:
+    # The demo's code answer, held before its closing fence until the open block has been
+    # looked at (the demo streamed it in about 1 s: a busy page could be looked at too late).
+    text = answer_for("/demo code")
+    cut = text.rindex("```")
+    head = split_deltas(text[:cut], random.Random(1), 1, 40)
+    held = len(Script.answer(head, terminal=False).sent)
+    script = Script.answer([*head, text[cut:]]).chunked("random", sizes=(200, 1400), seed=1)
+    sse_server.play(script.stall(after_byte=held))
+    p = make_page(settings={"relay": sse_server.url, "format": "openai-chat"})
     page = p.open()
-    p.send("/demo code")
+    p.send("code please")
     page.wait_for_function(
         f"() => {{ const m = {LAST}; return m && m.querySelector('.codeblock.incomplete') "
         "&& m.querySelector('.codeblock code').textContent.split('\\n').length > 40; }",
         timeout=60_000,
     )
     assert page.evaluate(f"() => {LAST}.querySelector('.codeblock [class^=hl-]')") is None
+    sse_server.last_request.release()
     msg = p.wait_done()
     assert msg.query_selector(".codeblock.incomplete") is None
     assert msg.query_selector(".codeblock .hl-k") is not None
-    text = answer_for("/demo code")
     shown = msg.evaluate("(m) => m.querySelector('.settled').innerHTML")
     assert shown == normalized(page, render(text))

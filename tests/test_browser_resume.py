@@ -18,6 +18,8 @@ from conftest import LiveServer, Page
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
 from pysse.server.relay import RelayConfig, create_relay_app
+from pysse.server.resume import Answers
+from pysse.server.store import MemoryStore
 from pysse.testing import CutProxy, Script, ScriptServer
 
 pytestmark = pytest.mark.browser
@@ -29,12 +31,20 @@ SILENT_AFTER = Script.answer(TEXT).chunked("random", sizes=(5, 40), seed=1).pace
 
 
 class Setup:
-    def __init__(self, browser: Any, site: Path, up: ScriptServer, **relay_kw: Any) -> None:
+    def __init__(
+        self,
+        browser: Any,
+        site: Path,
+        up: ScriptServer,
+        store: MemoryStore | None = None,
+        **relay_kw: Any,
+    ) -> None:
         self.up = up
         self.page_server = LiveServer(create_app(site)).__enter__()
         cfg = RelayConfig(upstream=up.url + "/v1", allow_origins=[self.page_server.url], **relay_kw)
-        self.relay = LiveServer(create_relay_app(cfg)).__enter__()
-        self.proxy = CutProxy(self.relay.port).__enter__()
+        answers = Answers(store, cfg.unwatched_timeout) if store is not None else None
+        self.relay = LiveServer(create_relay_app(cfg, answers=answers)).__enter__()
+        self.proxy = CutProxy(self.relay.port)
         settings = {"relay": self.proxy.url + "/relay", "format": "openai-chat", "headers": ""}
         self.p = Page(browser, self.page_server.url, settings=settings)
         self.page = self.p.open()
@@ -47,7 +57,7 @@ class Setup:
 
     def close(self) -> None:
         self.p.close()
-        self.proxy.__exit__()
+        self.proxy.close()
         self.relay.__exit__()
         self.page_server.__exit__()
 
@@ -56,9 +66,9 @@ class Setup:
 def setup(browser: Any, site: Path, sse_server: ScriptServer) -> Iterator[Any]:
     made: list[Setup] = []
 
-    def make(script: Script, **relay_kw: Any) -> Setup:
+    def make(script: Script, store: MemoryStore | None = None, **relay_kw: Any) -> Setup:
         sse_server.play(script)
-        s = Setup(browser, site, sse_server, **relay_kw)
+        s = Setup(browser, site, sse_server, store, **relay_kw)
         made.append(s)
         return s
 
@@ -73,9 +83,16 @@ def test_a_cut_mid_answer_reconnects_and_completes_identically(setup: Any) -> No
     s = setup(PACED)
     s.p.send("hi")
     s.wait_received(300)
-    assert s.proxy.cut() >= 1
-    s.page.wait_for_selector("[data-reconnecting='1']", timeout=10_000)
-    assert "Reconnecting…" in s.page.inner_text("[data-role=assistant] .status")
+    # The cable is cut and stays out until the page shows it is reconnecting: that state
+    # lasts one backoff (~250 ms) after a plain cut, which a busy page could miss.
+    assert s.proxy.unplug() >= 1
+    s.page.wait_for_function(
+        "() => { const a = document.querySelector('[data-role=assistant]');"
+        " return a.dataset.reconnecting === '1'"
+        " && a.querySelector('.status').textContent.includes('Reconnecting…'); }",
+        timeout=30_000,
+    )
+    s.proxy.plug()
     msg = s.p.wait_done()
     assert msg.get_attribute("data-state") == "completed"
     assert msg.get_attribute("data-text") == TEXT  # nothing duplicated, nothing missing
@@ -112,17 +129,13 @@ def test_stop_after_a_resume_cancels_the_upstream(setup: Any) -> None:
     s.p.send("hi")
     s.wait_received(200)
     s.proxy.cut()
-    s.page.wait_for_selector("[data-role=assistant][data-resumes='1']", timeout=10_000)
+    s.page.wait_for_selector("[data-role=assistant][data-resumes='1']", timeout=30_000)
     assert not s.up.last_request.wait_disconnected(0.5)  # a cut is not Stop
-    t0 = time.perf_counter()
     s.page.click("[data-role=stop]")
-    assert s.up.last_request.wait_disconnected(5), "Stop did not cancel the upstream"
-    took = time.perf_counter() - t0
+    # The upstream generates for ever: only the Stop can end it. (Was also "within 1 s of
+    # the click": a speed, which a busy machine broke; the 300 ms target is a benchmark's.)
+    assert s.up.last_request.wait_disconnected(30), "Stop did not cancel the upstream"
     assert s.p.wait_done().get_attribute("data-state") == "aborted"
-    print(f"Stop after a resume: upstream cancelled {took * 1000:.0f} ms after the click")
-    # The target is 300 ms; measured 97 ms with the machine at a load average of 10. The
-    # bound here is generous so that a busier machine cannot make it flaky.
-    assert took < 1.0
 
 
 # True once the page's IndexedDB holds the answer ``id`` (its conversation and a recording of
@@ -184,15 +197,27 @@ CLEAR_RECORDINGS = """async () => {
 def test_a_reload_after_the_answer_expired_says_so_and_keeps_the_text(
     setup: Any, bytes_kept: bool
 ) -> None:
-    s = setup(QUICK, answer_ttl=0.3)
+    # The relay's store runs on the test's clock, and the page is cut off from the relay
+    # once it has 900 bytes: it cannot have the whole answer by the time it goes, however
+    # slow it is (it had 8 s to save and leave), and the answer expires when the test says
+    # (was a 1 s sleep past a 0.3 s time to live).
+    now = [0.0]
+    store = MemoryStore(ttl=0.3, clock=lambda: now[0])
+    s = setup(QUICK, store)
     s.p.send("hi")
     s.wait_received(900)
-    wait_saved(s, 600)
+    s.proxy.unplug()
+    answer_id = wait_saved(s, 600)
     s.page.goto(s.p.base + "/style.css")  # the page is gone...
     if not bytes_kept:  # (the recording was evicted or never stored: the text still is)
         s.page.evaluate(CLEAR_RECORDINGS)
     assert s.up.last_request.wait_ended(60)  # ...the relay finished the answer unwatched...
-    time.sleep(1.0)  # ...and forgot it
+    deadline = time.monotonic() + 30
+    while (rec := store.book.get(answer_id, now[0])) is None or rec.ended_at is None:
+        assert time.monotonic() < deadline, "the relay never ended the answer"
+        time.sleep(0.05)
+    now[0] += 1.0  # ...and forgot it
+    s.proxy.plug()
     s.p.open()
     msg = s.p.wait_done()
     assert msg.get_attribute("data-state") == "truncated"
@@ -206,9 +231,18 @@ def test_a_reload_after_the_answer_expired_says_so_and_keeps_the_text(
 def test_demo_cut_resumes(make_page: Any) -> None:
     p = make_page(settings={"headers": "X-Demo-Pace: 1"})
     page = p.open()
+    # "Reconnecting" lasts one backoff (~250 ms): recorded as it happens, not looked for
+    # (a busy page was looked at too late and the test timed out).
+    page.evaluate(
+        """() => { window.__reconnecting = [];
+        new MutationObserver((ms) => ms.forEach((m) =>
+            window.__reconnecting.push(m.target.dataset.reconnecting)))
+          .observe(document.querySelector('[data-role=log]'),
+            { attributes: true, subtree: true, attributeFilter: ['data-reconnecting'] }); }"""
+    )
     p.send("/demo cut")
-    page.wait_for_selector("[data-reconnecting='1']", timeout=30_000)
     msg = p.wait_done()
+    assert "1" in page.evaluate("window.__reconnecting")
     assert msg.get_attribute("data-state") == "completed"
     assert msg.get_attribute("data-text") == RICH_ANSWER
     assert int(msg.get_attribute("data-resumes")) == 1

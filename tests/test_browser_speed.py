@@ -8,24 +8,27 @@ from typing import Any
 
 import pytest
 
+from conftest import stored_answers, wait_stored
 from pysse.testing import Script
 
 pytestmark = pytest.mark.browser
 
 
 def stalling_script() -> Script:
-    """Three events, 4.5 s of silence, 4 s of keep-alives only, then the rest."""
+    """Three events, silence until released, keep-alives only (0.8 s apart), silence until
+    released, then the rest. Held rather than timed: a notice is a state of a few seconds,
+    and a busy page could look for it after a 4.5 s silence had already ended."""
     body = Script.answer("One two three four five six seven eight nine ten.", "openai-chat").sent
     events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
     keepalives = [b": keep-alive\n\n"] * 6
     parts = [*events[:3], *keepalives, *events[3:]]
     script = Script.from_events(parts).chunked("event")
     at = sum(len(e) for e in events[:3])
-    script = script.stall(4.5, after_byte=at)
+    script = script.stall(after_byte=at)  # until released
     for ka in keepalives:
         at += len(ka)
         script = script.stall(0.8, after_byte=at)
-    return script
+    return script.stall(after_byte=at)  # after the last keep-alive: until released
 
 
 def test_stall_notice_appears_shows_keepalives_differently_and_clears(
@@ -36,11 +39,14 @@ def test_stall_notice_appears_shows_keepalives_differently_and_clears(
     page = p.open()
     p.send("count")
     stall = "[data-role=assistant] [data-role=stall]"
-    page.wait_for_selector(f"{stall}[data-kind=silent]:not([hidden])", timeout=15_000)
+    page.wait_for_selector(f"{stall}[data-kind=silent]:not([hidden])", timeout=30_000)
     assert "no bytes for" in page.inner_text(stall)
-    page.wait_for_selector(f"{stall}[data-kind=keepalive]:not([hidden])", timeout=15_000)
+    sse_server.last_request.release()  # keep-alives now, no content
+    # (the notice shows from the first keep-alive until 3 s after the last: about 7 s)
+    page.wait_for_selector(f"{stall}[data-kind=keepalive]:not([hidden])", timeout=30_000)
     assert "only keep-alives" in page.inner_text(stall)
     assert "to first token" in page.inner_text("[data-role=assistant] [data-role=speed]")
+    sse_server.last_request.release()  # and the rest
     msg = p.wait_done(timeout=30_000)
     assert msg.get_attribute("data-state") == "completed"
     assert page.is_hidden(stall)
@@ -59,7 +65,13 @@ def test_speed_shows_while_streaming_and_after_a_reload(make_page: Any) -> None:
     msg = p.wait_done()
     line = page.inner_text(speed)
     assert "to first token" in line and "tok/s" in line
-    page.wait_for_timeout(300)
+    # stored as it ended, speed and all (was: 300 ms for the write)
+    wait_stored(
+        page,
+        lambda db: (
+            [(m["state"], bool(m["speed"])) for m in stored_answers(db)] == [("aborted", True)]
+        ),
+    )
     p.reload()
     page.wait_for_selector("[data-role=assistant]")
     assert page.inner_text(speed) == line

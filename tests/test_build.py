@@ -161,3 +161,20 @@ def test_without_node_the_site_boots_from_sources(tmp_path: Path) -> None:
     with zipfile.ZipFile(got.zips[0].file) as z:
         names = z.namelist()
     assert "pysse/browser/__init__.py" in names and "markdown_it/__init__.py" in names
+
+
+@pytest.mark.parametrize("var", ["PYSSE_CHROMIUM", "PYSSE_REDIS_SERVER"])
+def test_a_wrong_explicit_program_stops_the_build_and_installs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, var: str
+) -> None:
+    # Issue 24: a wrong $PYSSE_CHROMIUM was passed over for Debian's Chromium (installed
+    # if need be): the tests ran another browser than the one asked for.
+    import build
+
+    installed: list[tuple[str, ...]] = []
+    monkeypatch.setattr(build, "apt_install", lambda *pkgs: installed.append(pkgs) or True)
+    monkeypatch.setenv(var, str(tmp_path / "nope"))
+    find = build.find_chromium if var == "PYSSE_CHROMIUM" else build.find_redis_server
+    with pytest.raises(SystemExit, match=f"{var}=.*nope"):
+        find()
+    assert installed == []

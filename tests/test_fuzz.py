@@ -16,9 +16,17 @@ from pysse.jsonsafe import nesting_depth
 
 
 def test_short_fuzz_run() -> None:
-    stats = fuzz.run(seconds=4, seed=1234)
-    assert stats["cases"] > 9  # three targets in turn, one of them whole markdown answers
+    # A count of inputs, none held to a time: "cases > 9 in 4 s" and the markdown target's
+    # 1 s frame budget both failed on a loaded machine (issue 24). The time budgets are the
+    # long run's (python build.py fuzz); linear work is asserted by counting it elsewhere.
+    stats = fuzz.run(cases=9, seed=1234, budget=None)
+    assert stats["cases"] == 9  # three of each target, one of them whole markdown answers
     assert stats["peak_mib"] < 64
+
+
+def test_a_run_needs_a_length() -> None:
+    with pytest.raises(ValueError, match="seconds or cases"):
+        fuzz.run(seed=1)
 
 
 def test_mutator_changes_inputs() -> None:
@@ -54,8 +62,8 @@ def test_json_generator_reaches_the_hostile_shapes() -> None:
 
 
 def test_an_input_over_the_time_budget_fails_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    def slow(data: bytes, rnd: random.Random) -> None:
-        time.sleep(0.05)
+    def slow(data: bytes, rnd: random.Random, timed: bool) -> None:
+        time.sleep(0.05)  # (a sleep only makes it slower: the budget is sure to trip)
 
     monkeypatch.setattr(fuzz, "TARGETS", [("slow", lambda rnd, pool: b"x", slow)])
     monkeypatch.setattr(fuzz, "FAILURES", fuzz.FAILURES.parent / "fuzz-failures-test")

@@ -19,6 +19,7 @@ from pysse.page.reconnect import (
     revive_on_return,
 )
 from pysse.server.resume import relay_note
+from pysse.sse import RETRY_SATURATED
 
 
 def policy(**kw: object) -> Reconnect:
@@ -45,6 +46,16 @@ def test_retry_field_sets_the_first_delay() -> None:
     assert r.on_drop(0, "read-error", 10, retry_ms=3000) == 3000
     assert r.on_drop(1, "read-error", 10, retry_ms=3000) == 6000
     assert policy().on_drop(0, "read-error", 10, retry_ms=20_000) == 20_000  # above the cap
+
+
+@pytest.mark.parametrize(
+    "retry_ms", [10**20, 10**400, RETRY_SATURATED], ids=["20-digits", "401-digits", "saturated"]
+)
+def test_a_retry_of_any_size_waits_at_most_the_outage(retry_ms: int) -> None:
+    # The parser keeps retry: exact at any length (issue 24); float() of it overflowed.
+    r = policy()
+    assert r.on_drop(0, "read-error", 10, retry_ms=retry_ms) == 30_000  # the whole outage
+    assert r.on_drop(30_000, "read-error", 10, retry_ms=retry_ms) is None  # then it gives up
 
 
 def test_bytes_end_an_outage() -> None:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from buildtools.pyodide_node import PyodideRunError, run_as_page, run_with_wheels
 from fixtures_util import load_fixtures
 from pysse.render import render
 from pysse.server.demo import RICH_ANSWER
@@ -84,88 +84,30 @@ out["hard_tex"] = [tex_to_html(t, True) for t in data["hard_tex"]]
 json.dumps(out)
 """
 
-NODE = r"""
-const { pathToFileURL } = require("url");
-(async () => {
-  const [dir, wheelsJson, code, input] = process.argv.slice(2);
-  const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
-  const py = await loadPyodide({ indexURL: dir + "/" });
-  await py.loadPackage(JSON.parse(wheelsJson), { messageCallback: () => {} });
-  py.globals.set("INPUT", input);
-  process.stdout.write(py.runPython(code));
-})().catch((e) => { console.error(e); process.exit(1); });
-"""
 
-
-# The page's boot, in Node: the site's manifest (index.html), its zips written where the page
-# writes them, and for the snapshot the page's own undoDelta (web/boot.js).
-NODE_SITE = r"""
-const fs = require("fs");
-const path = require("path");
-const { pathToFileURL } = require("url");
-(async () => {
-  const [site, how, code, input] = process.argv.slice(2);
-  const html = fs.readFileSync(path.join(site, "index.html"), "utf8");
-  const m = JSON.parse(html.match(/id="pysse-boot">(.*?)<\/script>/)[1].replaceAll("<\\/", "</"));
-  const run = how === "snapshot" ? m.snapshot : m.plain;
-  const dir = path.join(site, m.pyodide);
-  const { loadPyodide } = await import(pathToFileURL(path.join(dir, "pyodide.mjs")).href);
-  const { default: factory } = await import(pathToFileURL(path.join(dir, "pyodide.asm.mjs")).href);
-  const { undoDelta } = await import(pathToFileURL(path.join(site, "boot.js")).href);
-  const read = (url) => new Uint8Array(fs.readFileSync(path.join(site, url)));
-  const config = {
-    indexURL: dir + "/", stdLibURL: path.join(site, run.stdlib.url),
-    fsInit: async (FS) => run.zips.forEach((z, i) => FS.writeFile(m.zipPaths[i], read(z.url))),
-  };
-  if (how === "snapshot") {
-    const snap = read(run.url);
-    config._loadSnapshot = snap;
-    config.createPyodideModule = async (settings) => {
-      const module = await factory(settings);
-      await undoDelta(snap, module.HEAPU8, run.delta);
-      return module;
-    };
-  }
-  const py = await loadPyodide(config);
-  if (how === "snapshot") {
-    if (py.runPython("import sys; sys._pysse_snapshot_stamp") !== run.stamp) throw new Error("stamp");
-  } else {
-    py.runPython(`import sys; sys.path[0:0] = ${JSON.stringify(m.zipPaths)}`);
-  }
-  py.globals.set("INPUT", input);
-  process.stdout.write(py.runPython(code));
-})().catch((e) => { console.error(e); process.exit(1); });
-"""
-
-
-def run_in_pyodide(site: Path, tmp_path: Path, code: str, payload: str, how: str = "wheels") -> Any:
+def run_in_pyodide(site: Path, code: str, payload: str, how: str = "wheels") -> Any:
     """Run ``code`` (which leaves a JSON string as its value) in Pyodide under Node with
     ``INPUT = payload``; its JSON result. ``how``: the site's wheels loaded by Pyodide, or the
     page's own boot (``plain`` from its zips, or its ``snapshot``)."""
-    node = shutil.which("node")
-    assert node, "Node.js is required for this test (python build.py test installs it)"
-    pyodide_dir = Path(os.environ.get("PYSSE_PYODIDE") or site / "pyodide" / "314.0.7")
-    cfg = json.loads((site / "site.json").read_text())
-    wheels = [str(site / w) for w in cfg["wheels"]]
-    script = tmp_path / "run.js"
-    if how == "wheels":
-        script.write_text(NODE)
-        args = [str(pyodide_dir), json.dumps(wheels)]
-    else:
-        script.write_text(NODE_SITE)
-        args = [str(site), how]
-    proc = subprocess.run(
-        [node, str(script), *args, code, payload],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    assert shutil.which("node"), (
+        "Node.js is required for this test (python build.py test installs it)"
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+    try:
+        if how == "wheels":
+            pyodide_dir = Path(os.environ.get("PYSSE_PYODIDE") or site / "pyodide" / "314.0.7")
+            cfg = json.loads((site / "site.json").read_text())
+            out = run_with_wheels(
+                code, payload, pyodide_dir, [str(site / w) for w in cfg["wheels"]]
+            )
+        else:
+            out = run_as_page(code, payload, site, "snapshot" if how == "snapshot" else "plain")
+    except PyodideRunError as exc:
+        pytest.fail(str(exc))
+    return json.loads(out)
 
 
 @pytest.mark.parametrize("how", ["wheels", "plain", "snapshot"])
-def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path, how: str) -> None:
+def test_pure_layers_match_cpython_under_pyodide(site: Path, how: str) -> None:
     fixtures = {name: body.hex() for name, body, _ in load_fixtures()}
     math = (Path(__file__).parent / "fixtures" / "answer_math.md").read_text()
     hard_tex = [
@@ -180,7 +122,7 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, tmp_path: Path, how
     payload = json.dumps(
         {"fixtures": fixtures, "markdown": RICH_ANSWER, "math": math, "hard_tex": hard_tex}
     )
-    got = run_in_pyodide(site, tmp_path, CHECK, payload, how)
+    got = run_in_pyodide(site, CHECK, payload, how)
     assert got["python"].startswith("3.14")
 
     # The very same check, run here in CPython, must give the very same answers.
@@ -238,7 +180,7 @@ json.dumps(out)
 """
 
 
-def test_streaming_shapes_under_pyodide(site: Path, tmp_path: Path) -> None:
+def test_streaming_shapes_under_pyodide(site: Path) -> None:
     """Every prefix of each answer shape (1-character and random deltas) through the model DOM
     in real Pyodide: settled nodes never change, the final HTML equals the one-shot render
     there and equals CPython's; hold-back and the lexer allow-list hold there too."""
@@ -246,7 +188,7 @@ def test_streaming_shapes_under_pyodide(site: Path, tmp_path: Path) -> None:
     cuts = [[1], [3, 1, 8, 2, 13, 5]]
     dom_model = (Path(__file__).parent / "dom_model.py").read_text()
     payload = json.dumps({"shapes": shapes, "cuts": cuts, "dom_model": dom_model})
-    got = run_in_pyodide(site, tmp_path, SHAPES_CHECK, payload)
+    got = run_in_pyodide(site, SHAPES_CHECK, payload)
     assert got["python"].startswith("3.14")
     for name, text in shapes.items():
         for (same, text_ok, rescues, html), c in zip(got["shapes"][name], cuts, strict=True):

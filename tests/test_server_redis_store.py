@@ -95,24 +95,33 @@ def test_stop_through_relay_b_cancels_relay_a_upstream(two_relays: tuple) -> Non
             it = resp.iter_raw()
             next(it)
             assert not up.last_request.wait_disconnected(0.5)  # still generating
-            t0 = time.perf_counter()
             stop = c.delete(b.url + "/relay", params={"answer": answer_id})
             assert stop.json()["result"] == "stopped"
-            assert up.last_request.wait_disconnected(5), "A's upstream kept generating"
-            stopped_in = time.perf_counter() - t0
+            # (It generates for ever: only the Stop ends it. Was also "within 3 s".)
+            assert up.last_request.wait_disconnected(30), "A's upstream kept generating"
             rest = b"".join(it)  # B's reader sees the end A wrote
         assert rest.endswith(b"stream ended, stopped by the user\n\n")
-        assert stopped_in < 3
         again = c.delete(a.url + "/relay", params={"answer": answer_id})
         assert again.json()["result"] == "ended"
 
 
 def test_when_relay_a_dies_b_replays_what_was_kept_and_says_why(two_relays: tuple) -> None:  # type: ignore[type-arg]
     up, a, b = two_relays
-    up.play(Script.answer(TEXT).paced(0.05).stall(after_event=8))
+    script = Script.answer(TEXT).paced(0.05).stall(after_event=8)
+    held = script.sent  # the body (it stalls after the eighth event)
+    eight = [i for i in range(len(held)) if held.startswith(b"\n\n", i)][7] + 2
+    up.play(script)
     with httpx.Client(timeout=30) as c:
         answer_id, prefix = start_and_drop(c, a.url + "/relay", 40)
-        time.sleep(0.5)
+        # Wait until Redis holds all eight events (B serves them from there): was a 0.5 s
+        # sleep, which a busy machine outran with fewer recorded.
+        got = prefix
+        with c.stream("GET", b.url + "/relay", params={"answer": answer_id, "from": 40}) as resp:
+            for chunk in resp.iter_raw():
+                got += chunk
+                if len(got) >= eight:
+                    break
+        assert got[:eight] == held[:eight]
         a.proc.kill()  # the process holding the upstream connection is gone
         a.proc.wait(5)
         resp = c.get(b.url + "/relay", params={"answer": answer_id, "from": 40}, timeout=30)
@@ -123,13 +132,15 @@ def test_when_relay_a_dies_b_replays_what_was_kept_and_says_why(two_relays: tupl
         cs.feed(data)
         cs.close()
         assert cs.outcome == "truncated" and TEXT.startswith(cs.text) and cs.text
-    assert up.last_request.wait_disconnected(5)
+    assert up.last_request.wait_disconnected(30)
 
 
 def test_an_answer_expires_from_redis(sse_server: ScriptServer, redis_server: RedisServer) -> None:
+    # Redis keeps its own time: the answer is kept 5 s (room for the reads below on a busy
+    # machine; it was 1 s), and its going is waited for, not slept past.
     sse_server.play(Script.answer("short and sweet"))
-    a = relay_process(sse_server, redis_server.url, "--answer-ttl", "1")
-    b = relay_process(sse_server, redis_server.url, "--answer-ttl", "1")
+    a = relay_process(sse_server, redis_server.url, "--answer-ttl", "5")
+    b = relay_process(sse_server, redis_server.url, "--answer-ttl", "5")
     try:
         with httpx.Client(timeout=30) as c:
             resp = c.post(a.url + "/relay", json=BODY)
@@ -138,8 +149,11 @@ def test_an_answer_expires_from_redis(sse_server: ScriptServer, redis_server: Re
             assert kept.content == resp.content[5:]
             too_far = c.get(b.url + "/relay", params={"answer": answer_id, "from": 10**6})
             assert too_far.status_code == 416
-            time.sleep(2.5)
-            gone = c.get(b.url + "/relay", params={"answer": answer_id, "from": 5})
+            deadline = time.monotonic() + 60
+            while (
+                gone := c.get(b.url + "/relay", params={"answer": answer_id, "from": 5})
+            ).status_code == 200 and time.monotonic() < deadline:
+                time.sleep(0.25)
             assert gone.status_code == 410
             assert "expired on the relay" in gone.json()["error"]["message"]
     finally:

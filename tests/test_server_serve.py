@@ -1,13 +1,14 @@
 """server/serve.py: the relay and ``build.py serve`` as real processes: a slowloris attack
 neither exhausts file descriptors nor locks out a legitimate client nor floods the log, and
-Ctrl+C closes open streams and exits within 2 s with one line of output."""
+Ctrl+C ends open streams properly (not by uvicorn's forced close) and exits with one line of
+output."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -67,15 +68,14 @@ def test_slowloris_neither_exhausts_fds_nor_locks_out_a_real_client(upstream: An
             with httpx.Client(timeout=10) as c:
                 resp = c.post(relay.url + "/relay", json=BODY)
             assert resp.status_code == 200 and resp.content == b"".join(EVENTS)
-        # Connections still waiting for their headers are closed after the header timeout.
-        time.sleep(2.5)
-        closed = 0
+        # Connections still waiting for their headers are closed after the header timeout:
+        # each read waits for that close (was: a 2.5 s sleep, then reads whose own 2 s
+        # timeout counted as "closed", so the check could not fail).
         for s in attackers:
-            try:
-                closed += s.recv(1) == b""
-            except OSError:
-                closed += 1
-        assert closed == len(attackers)
+            s.settimeout(30)
+            # A reset is closed too; a timeout is not, and fails here.
+            with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                assert s.recv(1) == b"", "the relay answered a connection without headers"
         assert relay.proc.poll() is None
         log = relay.output()
         assert "Too many open files" not in log and "out of system resource" not in log
@@ -92,21 +92,28 @@ def test_rate_limit_keeps_one_line_per_kind_per_interval() -> None:
     assert [f.filter(rec) for _ in range(5)] == [True, True, False, False, False]
 
 
-def wait_exit(proc: subprocess.Popen[bytes], seconds: float) -> float:
-    t0 = time.monotonic()
-    proc.wait(seconds)
-    return time.monotonic() - t0
+def ends_cleanly(body: Iterator[bytes]) -> bool:
+    """Read the open stream to its end: True if the body was ended properly (the server
+    ended it), False if the connection was cut under it (uvicorn's forced close after its
+    graceful-shutdown timeout: what a stream that did not end itself on Ctrl+C gets)."""
+    try:
+        for _ in body:
+            pass
+    except httpx.RemoteProtocolError:
+        return False
+    return True
 
 
-def open_stream(url: str, body: dict[str, Any]) -> tuple[httpx.Client, Any]:
+def open_stream(url: str, body: dict[str, Any]) -> tuple[httpx.Client, Any, Iterator[bytes]]:
     c = httpx.Client(timeout=30)
     resp = c.send(c.build_request("POST", url, json=body), stream=True)
-    next(resp.iter_raw())  # the stream is open and flowing
-    return c, resp
+    it = resp.iter_raw()
+    next(it)  # the stream is open and flowing
+    return c, resp, it
 
 
 @pytest.mark.parametrize("second_ctrl_c", [False, True])
-def test_ctrl_c_on_the_relay_closes_open_streams_and_exits_fast(
+def test_ctrl_c_on_the_relay_ends_open_streams_properly_and_exits(
     upstream: Any, second_ctrl_c: bool
 ) -> None:
     up, live = upstream
@@ -114,12 +121,15 @@ def test_ctrl_c_on_the_relay_closes_open_streams_and_exits_fast(
     relay = relay_proc(live.url)
     try:
         banner = relay.output()
-        c, resp = open_stream(relay.url + "/relay", BODY)
+        c, resp, body = open_stream(relay.url + "/relay", BODY)
         relay.proc.send_signal(signal.SIGINT)
         if second_ctrl_c:
-            time.sleep(0.1)
+            time.sleep(0.1)  # (any moment will do: the second one must not break the first)
             relay.proc.send_signal(signal.SIGINT)
-        assert wait_exit(relay.proc, 5) < 2.0
+        # The endless stream ended itself, properly, so the process did not wait for it
+        # (was: "exits within 2 s", which a busy machine broke; 2 s is uvicorn's backstop).
+        assert ends_cleanly(body)
+        relay.proc.wait(30)
         resp.close()
         c.close()
         after = relay.output()[len(banner) :].strip().splitlines()
@@ -129,7 +139,7 @@ def test_ctrl_c_on_the_relay_closes_open_streams_and_exits_fast(
         relay.stop()
 
 
-def test_ctrl_c_on_serve_closes_a_stalled_demo_stream_and_exits_fast() -> None:
+def test_ctrl_c_on_serve_ends_a_stalled_demo_stream_properly_and_exits() -> None:
     port = free_port()
     code = (
         "from pysse.server.app import create_app; from pysse.server.serve import run; "
@@ -138,10 +148,12 @@ def test_ctrl_c_on_serve_closes_a_stalled_demo_stream_and_exits_fast() -> None:
     serve = Proc(["-c", code], port)
     try:
         stall = {"messages": [{"role": "user", "content": "/demo stall"}]}
-        c, resp = open_stream(serve.url + "/v1/chat/completions", stall)
-        time.sleep(0.3)  # now silent: the demo holds the stream open for 5 minutes
+        c, resp, body = open_stream(serve.url + "/v1/chat/completions", stall)
+        # The demo holds the stream open for 5 minutes after its first third (at pace 0.01,
+        # soon silent; Ctrl+C at any moment of it must end the stream properly).
         serve.proc.send_signal(signal.SIGINT)
-        assert wait_exit(serve.proc, 5) < 2.0
+        assert ends_cleanly(body)
+        serve.proc.wait(30)
         resp.close()
         c.close()
         assert serve.output().strip().splitlines() == ["pysse: stopped"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import sys
 import tracemalloc
 
 import pytest
@@ -9,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pysse import EventTooLargeError, LineTooLongError, SSEEvent, SSEParser, SSEProtocolError
+from pysse.sse import RETRY_DIGITS, RETRY_SATURATED
 
 E = SSEEvent
 
@@ -121,19 +124,86 @@ def test_retry_only_ascii_digits() -> None:
     assert p.retry == 7
 
 
-@pytest.mark.parametrize("digits", [16, 4301, 100_000])
-def test_an_absurdly_long_retry_is_ignored_at_every_chunking(digits: int) -> None:
-    stream = b"retry: 250\n\ndata: a\n\nretry: " + b"9" * digits + b"\ndata: b\n\n"
+def feed_in(p: SSEParser, stream: bytes, cuts: list[int]) -> list[SSEEvent]:
+    """Feed ``stream`` cut at these offsets (any order, repeats allowed)."""
+    got: list[SSEEvent] = []
+    bounds = sorted({min(max(c, 0), len(stream)) for c in cuts} | {0, len(stream)})
+    for a, b in itertools.pairwise(bounds):
+        got += p.feed(stream[a:b])
+    return got
+
+
+def expected_retry(digits: str) -> int:
+    """What WHATWG says (the integer, whatever the length), saturated past int()'s digits."""
+    significant = digits.lstrip("0")
+    return int(significant or "0") if len(significant) <= RETRY_DIGITS else RETRY_SATURATED
+
+
+def test_a_twenty_digit_retry_sets_that_integer_at_every_chunking() -> None:
+    # Issue 24: 16 digits or more were ignored; eventsource-parser (parseInt) accepts them.
+    stream = b"retry: 250\n\ndata: a\n\nretry: 99999999999999999999\ndata: b\n\n"
     for size in (1, 7, 4096, len(stream)):
         p = SSEParser()
-        got: list[SSEEvent] = []
-        for i in range(0, len(stream), size):
-            got += p.feed(stream[i : i + size])
+        got = feed_in(p, stream, list(range(0, len(stream), size)))
         assert got == [E("message", "a"), E("message", "b")], size
-        assert p.retry == 250
+        assert p.retry == 99999999999999999999
+
+
+@pytest.mark.parametrize(
+    ("digits", "want"),
+    [
+        ("9" * 15, 10**15 - 1),
+        ("9" * 16, 10**16 - 1),
+        ("0" * 5000 + "7", 7),  # leading zeros are not significant
+        ("0" * 100_000, 0),
+        ("9" * RETRY_DIGITS, 10**RETRY_DIGITS - 1),  # the longest exact value
+        ("1" + "0" * RETRY_DIGITS, RETRY_SATURATED),  # past int()'s limit: saturated
+        ("9" * 100_000, RETRY_SATURATED),
+    ],
+    ids=["15", "16", "zeros-then-7", "zeros", "4300", "4301", "100000"],
+)
+def test_a_retry_of_any_length_never_raises(digits: str, want: int) -> None:
+    stream = b"data: a\n\nretry: " + digits.encode() + b"\ndata: b\n\n"
+    for size in (1, 977, len(stream)):
+        p = SSEParser()
+        got = feed_in(p, stream, list(range(0, len(stream), size)))
+        assert got == [E("message", "a"), E("message", "b")], size
+        assert p.retry == want
+    assert RETRY_SATURATED > 10**RETRY_DIGITS - 1  # every cap still applies to it
+
+
+def test_a_lower_int_digit_limit_saturates_instead_of_raising() -> None:
+    # PYTHONINTMAXSTRDIGITS may lower int()'s limit (to 640 at the least): still no raise.
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        p = SSEParser()
+        p.feed(b"retry: " + b"9" * 641 + b"\n")
+        assert p.retry == RETRY_SATURATED
+        p.feed(b"retry: " + b"9" * 640 + b"\n")
+        assert p.retry == int("9" * 640)
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.one_of(
+        st.text("0123456789", min_size=1, max_size=40),
+        st.builds(
+            lambda zeros, body: "0" * zeros + body,
+            st.integers(0, 6000),
+            st.text("0123456789", min_size=1, max_size=20),
+        ),
+        st.builds(lambda n, d: d * n, st.integers(4290, 9000), st.sampled_from("19")),
+    ),
+    st.lists(st.integers(0, 10_000), max_size=12),
+)
+def test_retry_digits_of_any_length_at_any_chunking(digits: str, cuts: list[int]) -> None:
+    stream = b"retry: 5\n\nretry: " + digits.encode() + b"\n\ndata: x\n\n"
     p = SSEParser()
-    p.feed(b"retry: " + b"9" * 15 + b"\n")
-    assert p.retry == 10**15 - 1
+    assert feed_in(p, stream, cuts) == [E("message", "x")]
+    assert p.retry == expected_retry(digits)
 
 
 def test_last_event_id_persists_and_updates_on_blank_line() -> None:

@@ -92,13 +92,44 @@ def test_the_docs_show_this_example_verbatim():
 # -- pysse.testing.browser itself ------------------------------------------------------------------
 
 
+def executable(path):
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return str(path)
+
+
 def test_find_chromium_prefers_the_environment(tmp_path, monkeypatch):
     from pysse.testing import find_chromium
 
-    fake = tmp_path / "my-chromium"
-    fake.write_text("")
-    monkeypatch.setenv("PYSSE_CHROMIUM", str(fake))
-    assert find_chromium() == str(fake)
+    fake = executable(tmp_path / "my-chromium")
+    monkeypatch.setenv("PYSSE_CHROMIUM", fake)
+    assert find_chromium() == fake
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PYSSE_CHROMIUM", "my-chromium")  # a command name: looked up on PATH
+    assert find_chromium() == fake
+
+
+@pytest.mark.parametrize(
+    ("setting", "why"),
+    [
+        ("missing", "no such file"),
+        ("a-directory", "is a directory"),
+        ("not-executable", "is not executable"),
+        ("no-such-command", "no such command on PATH"),
+    ],
+)
+def test_a_wrong_pysse_chromium_is_an_error_naming_it(tmp_path, monkeypatch, setting, why):
+    # Issue 24: a wrong setting was silently passed over for Debian's Chromium.
+    from pysse import ConfigError
+    from pysse.testing import find_chromium
+
+    (tmp_path / "a-directory").mkdir()
+    (tmp_path / "not-executable").write_text("")
+    value = setting if setting == "no-such-command" else str(tmp_path / setting)
+    monkeypatch.setenv("PYSSE_CHROMIUM", value)
+    with pytest.raises(ConfigError, match=why) as info:
+        find_chromium()
+    assert f"PYSSE_CHROMIUM={value}" in str(info.value) and "unset it" in str(info.value)
 
 
 def test_no_chromium_is_a_config_error_naming_the_fix(monkeypatch):
@@ -116,10 +147,11 @@ def tmp_missing(path):
     return Path("/nonexistent-pysse") / Path(path).name
 
 
-def test_launch_chromium_passes_the_path_and_flags(monkeypatch):
+def test_launch_chromium_passes_the_path_and_flags(tmp_path, monkeypatch):
     from pysse.testing import CHROMIUM_ARGS, launch_chromium
 
-    monkeypatch.setenv("PYSSE_CHROMIUM", __file__)  # any existing file
+    fake = executable(tmp_path / "chromium")
+    monkeypatch.setenv("PYSSE_CHROMIUM", fake)
     launched = {}
 
     class Chromium:
@@ -132,7 +164,7 @@ def test_launch_chromium_passes_the_path_and_flags(monkeypatch):
 
     assert launch_chromium(Playwright(), args=["--mute-audio"], headless=True) == "a browser"
     assert launched == {
-        "executable_path": __file__,
+        "executable_path": fake,
         "args": [*CHROMIUM_ARGS, "--mute-audio"],
         "headless": True,
     }

@@ -39,6 +39,27 @@ def test_bytes_pass_and_a_cut_breaks_the_stream(sse_server: ScriptServer) -> Non
         assert c.post(proxy.url + "/v1/chat/completions", json={}).content == script.sent
 
 
-def test_cut_needs_a_running_proxy() -> None:
-    with pytest.raises(KitError, match="not running"):
-        CutProxy(1).cut()
+def test_a_proxy_works_outside_a_with_block(sse_server: ScriptServer) -> None:
+    # Issue 24: outside `with` its url was http://127.0.0.1:0 and connections were refused.
+    sse_server.play(Script.answer("no with needed"))
+    proxy = CutProxy(sse_server.port)
+    try:
+        assert proxy.port != 0 and proxy.url == f"http://127.0.0.1:{proxy.port}"
+        with httpx.Client(timeout=30) as c:
+            assert (
+                c.post(proxy.url + "/v1", json={}).content == Script.answer("no with needed").sent
+            )
+    finally:
+        proxy.close()
+    proxy.close()  # twice is fine
+    with pytest.raises(KitError, match="closed"):
+        proxy.cut()
+    with pytest.raises(httpx.TransportError), httpx.Client(timeout=30) as c:
+        c.post(proxy.url + "/v1", json={})  # nobody listens any more
+
+
+def test_a_with_block_closes_the_proxy(sse_server: ScriptServer) -> None:
+    with CutProxy(sse_server.port) as proxy:
+        pass
+    with pytest.raises(KitError, match="closed"):
+        proxy.cut()

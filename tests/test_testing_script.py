@@ -24,6 +24,16 @@ def test_from_file_is_the_file_byte_for_byte() -> None:
     assert s.ending == "close" and s.writes[0].delay == 0
 
 
+def test_from_bytes_takes_bytes_and_says_what_to_pass_otherwise() -> None:
+    # Issue 24: a str gave Python's bare "string argument without an encoding".
+    assert Script.from_bytes(bytearray(b"data: x\n\n")).body == b"data: x\n\n"
+    assert Script.from_bytes(memoryview(b"data: x\n\n")).body == b"data: x\n\n"
+    with pytest.raises(TypeError, match=r"takes bytes, not str: pass 'data: x\\n\\n'\.encode\(\)"):
+        Script.from_bytes("data: x\n\n")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not int"):  # bytes(5) would be five zero bytes
+        Script.from_bytes(5)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("chunks", CHUNKINGS)
 def test_every_chunking_sends_every_byte_in_order(chunks: object) -> None:
     for path in sorted(FIXTURES.glob("*.sse")):

@@ -1,11 +1,13 @@
 """pysse.testing.server: the scripted server on the wire. Every chunking arrives byte-identical,
 one HTTP chunk per write (read with a raw socket); each fault behaves as documented; requests
 and disconnects are recorded. Timing is only ever asserted as a lower bound the server's own
-sleeps guarantee (bytes cannot arrive before they are sent), never as a race."""
+sleeps guarantee (bytes cannot arrive before they are sent), never as a race: where a wait
+is, is asserted by holding the answer there (a stall for ever) and releasing it."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import socket
 import time
 from collections.abc import Iterator
@@ -68,22 +70,55 @@ def test_drop_mid_answer_ends_iter_chat_truncated(srv: ScriptServer) -> None:
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == script.chat().text
 
 
+def read_until(sock: socket.socket, done: Any) -> bytes:
+    raw = b""
+    while not done(raw):
+        got = sock.recv(65536)
+        assert got, ("closed early", raw)
+        raw += got
+    return raw
+
+
+def nothing_waiting(sock: socket.socket) -> bool:
+    """No byte has arrived that was not read yet (asked without waiting)."""
+    sock.setblocking(False)
+    try:
+        sock.recv(1, socket.MSG_PEEK)
+    except BlockingIOError:
+        return True
+    finally:
+        sock.setblocking(True)
+    return False
+
+
+def two_events(raw: bytes) -> bool:
+    return raw.count(b"data:") >= 2 and raw.endswith(b"\r\n")
+
+
 def test_a_stall_sends_nothing_for_that_long(srv: ScriptServer) -> None:
     srv.play(SAVED.stall(1.0, after_event=2))
     before = SAVED.body[: len(SAVED.stall(1.0, after_event=2).writes[0].data)]
     sent = time.perf_counter()
     sock = send_raw(srv.url)
-    raw = b""
-    while raw.count(b"data:") < 2 or not raw.endswith(b"\r\n"):
-        raw += sock.recv(65536)
-    got_before = time.perf_counter()
+    raw = read_until(sock, two_events)
     rest = read_to_eof(sock)
-    got_after = time.perf_counter()
     _, _, chunks, ended = parse(raw + rest)
     assert ended and b"".join(chunks) == SAVED.body
     assert b"".join(chunks).startswith(before)
-    assert got_after - sent >= 1.0  # the server waited the full second...
-    assert got_before < got_after - 0.5  # ...after sending the first two events
+    assert time.perf_counter() - sent >= 1.0  # the server waited the full second
+
+
+def test_a_stall_for_ever_holds_the_answer_until_released(srv: ScriptServer) -> None:
+    # Where the stall is, without racing its end: held until the test lets it go on.
+    srv.play(SAVED.stall(after_event=2))
+    sock = send_raw(srv.url)
+    raw = read_until(sock, two_events)
+    assert nothing_waiting(sock)  # the first two events, then nothing: held
+    assert not srv.last_request.ended
+    srv.last_request.release()
+    _, _, chunks, ended = parse(raw + read_to_eof(sock))
+    assert ended and b"".join(chunks) == SAVED.body
+    assert srv.last_request.wait_ended(30) and not srv.last_request.disconnected
 
 
 def test_slow_headers_send_not_even_the_status_line(srv: ScriptServer) -> None:
@@ -94,19 +129,29 @@ def test_slow_headers_send_not_even_the_status_line(srv: ScriptServer) -> None:
     assert time.perf_counter() - sent >= 0.5 and first == b"H"
     _, _, chunks, ended = parse(first + read_to_eof(sock))
     assert ended and b"".join(chunks) == SAVED.body
+    srv.play(SAVED.headers_after(math.inf))
+    n = len(srv.requests)
+    sock = send_raw(srv.url)
+    request = srv.wait_for_requests(n + 1)[n]
+    assert nothing_waiting(sock)  # the request is in, and not a byte came back
+    request.release()
+    status, _, chunks, ended = parse(read_to_eof(sock))
+    assert status == "HTTP/1.1 200 OK" and ended and b"".join(chunks) == SAVED.body
 
 
 def test_first_byte_after_sends_the_headers_at_once(srv: ScriptServer) -> None:
     srv.play(SAVED.first_byte_after(0.5))
     sent = time.perf_counter()
     sock = send_raw(srv.url)
-    head = b""
-    while b"\r\n\r\n" not in head:
-        head += sock.recv(65536)
     rest = read_to_eof(sock)
     assert time.perf_counter() - sent >= 0.5
-    assert not head.split(b"\r\n\r\n", 1)[1] or rest  # the body came later, separately
-    assert b"".join(parse(head + rest)[2]) == SAVED.body
+    assert b"".join(parse(rest)[2]) == SAVED.body
+    srv.play(SAVED.first_byte_after(math.inf))
+    sock = send_raw(srv.url)
+    head = read_until(sock, lambda raw: b"\r\n\r\n" in raw)
+    assert head.endswith(b"\r\n\r\n") and nothing_waiting(sock)  # headers, then held
+    srv.last_request.release()
+    assert b"".join(parse(head + read_to_eof(sock))[2]) == SAVED.body
 
 
 @pytest.mark.parametrize("fmt", ["openai-chat", "anthropic", "gemini"])

@@ -8,7 +8,8 @@ The rules, and why:
 * **Backoff**: 250 ms, then doubling up to 8 s, each with up to 20 % of jitter (many pages
   reconnecting to a restarted relay must not arrive in the same millisecond). A stream that
   set ``retry:`` (the SSE field) chose its own first delay: honoured, and the doubling starts
-  from it.
+  from it. The field has no maximum (``pysse.sse`` keeps any length); a delay longer than
+  ``give_up_s`` could never be waited within the outage, so it counts as ``give_up_s``.
 * **Bounded**: one outage may last ``give_up_s`` (30 s) of reconnecting; then the answer ends
   ``truncated`` with the reason. Bytes arriving again end the outage, so a later drop starts
   afresh.
@@ -94,7 +95,10 @@ class Reconnect:
         self.total += 1
         if kind == "revived":  # the page is back and the connection dead: no reason to wait
             return 0.0
-        base = float(retry_ms) if retry_ms is not None and retry_ms >= 0 else self.base_ms
+        base = self.base_ms
+        if retry_ms is not None and retry_ms >= 0:
+            # Capped before float(): a retry: of 400 digits would overflow it.
+            base = float(min(retry_ms, self.give_up_s * 1000))
         delay: float = min(max(self.max_ms, base), base * 2.0**self.attempts)
         delay *= 1 + self.jitter * (2 * self.rnd.random() - 1)
         self.attempts += 1

@@ -11,7 +11,9 @@
   :class:`ToolUse` tool calls if wanted, a provider-shaped HTTP error, keep-alives), cut
   how, paced how, with which fault.
 * :class:`ScriptServer` (``server.py``): plays scripts on a free loopback port, one HTTP chunk
-  per write, real drops, slow headers; records each request and whether the client left.
+  per write, real drops, slow headers; records each request and whether the client left. A
+  wait for ever in a script (``.stall()``) holds the answer there until the test calls
+  ``request.release()``: a state is checked while it lasts, not raced.
 * :func:`play` (``player.py``) and :class:`ScriptResponse` (``asgi.py``): the same player on any
   ASGI server.
 * the ``sse_server`` / ``sse_servers`` pytest fixtures (``plugin.py``, registered by pysse's

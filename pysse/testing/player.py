@@ -35,22 +35,28 @@ class Sink(Protocol):
         """Close the connection without ending the body."""
 
 
-async def wait(seconds: float) -> None:
-    """``asyncio.sleep``, where ``math.inf`` means "until cancelled" (the client left or the
-    server stops)."""
+async def wait(seconds: float, release: asyncio.Semaphore | None = None) -> None:
+    """``asyncio.sleep``, where ``math.inf`` means "until released" (one ``release`` per wait
+    for ever: a test holding the answer at a point) or cancelled (the client left or the server
+    stops)."""
     if math.isinf(seconds):
-        await asyncio.Event().wait()
+        if release is None:
+            await asyncio.Event().wait()
+        else:
+            await release.acquire()
     elif seconds > 0:
         await asyncio.sleep(seconds)
 
 
-async def play(script: Script, sink: Sink) -> None:
+async def play(script: Script, sink: Sink, release: asyncio.Semaphore | None = None) -> None:
     """Perform ``script`` on ``sink``: the headers after ``headers_delay``, then each write after
-    its delay, then the ending. Cancel the task to stop it (a disconnected client)."""
-    await wait(script.headers_delay)
+    its delay, then the ending. Cancel the task to stop it (a disconnected client). A delay of
+    ``math.inf`` (``.stall()`` without seconds, ...) lasts until ``release`` is released, if
+    given: that is how a test holds an answer at a point for as long as it needs."""
+    await wait(script.headers_delay, release)
     await sink.start(script.status, script.response_headers())
     for delay, data in script.writes:
-        await wait(delay)
+        await wait(delay, release)
         if data:
             await sink.write(data)
     if script.ending == "drop":

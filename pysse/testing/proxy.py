@@ -8,6 +8,11 @@ reconnecting or resuming needs, with the real client and the real server on eith
         proxy.cut()                            # the client sees a broken stream
         proxy.unplug(); ...; proxy.plug()      # and no connection at all for a while
 
+It listens from construction on: ``proxy = CutProxy(port)`` works as well (``proxy.url`` is
+right at once), and ``proxy.close()`` (or the end of the ``with`` block) stops it. A proxy
+that only became usable inside ``with`` had ``url == "http://127.0.0.1:0"`` outside it, and
+refused connections with nothing to say why.
+
 Standard library only; its own event loop in a thread, like ``ScriptServer``.
 """
 
@@ -31,7 +36,6 @@ class CutProxy:
     def __init__(self, target_port: int, host: str = "127.0.0.1") -> None:
         self.target = (host, target_port)
         self.host = host
-        self.port = 0
         self.cuts = 0
         self.refusing = False  # the cable stays out: new connections are reset at once
         self.refused = 0
@@ -39,7 +43,17 @@ class CutProxy:
         self._writers: set[asyncio.StreamWriter] = set()
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._closed = False
+        self._error: BaseException | None = None
+        # Bound here, so the port is known (and connections queue) before the loop runs.
+        self._sock = socket.create_server((host, 0))
+        self.port = int(self._sock.getsockname()[1])
+        self._thread = threading.Thread(target=self._run, name="pysse-cut-proxy", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(30) or self._loop is None:
+            self.close()
+            why = f": {self._error}" if self._error else " within 30 s"
+            raise KitError(f"the cut proxy could not start{why}") from self._error
 
     @property
     def url(self) -> str:
@@ -47,21 +61,25 @@ class CutProxy:
         return f"http://{self.host}:{self.port}"
 
     def __enter__(self) -> Self:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise KitError("the cut proxy did not start within 10 s")
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop listening and reset every connection still open (safe to call twice)."""
+        self._closed = True
         if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
+            with contextlib.suppress(RuntimeError):  # the loop already finished
+                self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(10)
+        self._sock.close()
 
     def cut(self) -> int:
         """Reset every connection open now (both sides: the server sees its client go too);
         returns how many sockets were reset."""
-        if self._loop is None:
-            raise KitError("the proxy is not running: use it as `with CutProxy(port) as proxy:`")
+        if self._loop is None or self._closed:
+            raise KitError("the proxy is closed (close(), or its `with` block ended): make another")
         done = threading.Event()
         count = [0]
 
@@ -79,7 +97,7 @@ class CutProxy:
             done.set()
 
         self._loop.call_soon_threadsafe(reset)
-        done.wait(5)
+        done.wait(30)
         self.cuts += 1
         return count[0]
 
@@ -93,15 +111,17 @@ class CutProxy:
         self.refusing = False
 
     def _run(self) -> None:
-        with contextlib.suppress(Exception):
+        try:
             asyncio.run(self._main())
-        self._ready.set()
+        except Exception as exc:  # reported by __init__ (or, later, by cut() saying closed)
+            self._error = exc
+        finally:
+            self._ready.set()
 
     async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._serve, self.host, 0)
-        self.port = int(server.sockets[0].getsockname()[1])
+        server = await asyncio.start_server(self._serve, sock=self._sock)
+        self._loop = asyncio.get_running_loop()
         self._ready.set()
         async with server:
             await self._stop.wait()

@@ -160,8 +160,20 @@ class Script:
     # -- what is sent --------------------------------------------------------------------------
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> Script:
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> Script:
         """Exactly these bytes as an event stream (``text/event-stream``)."""
+        if not isinstance(data, bytes | bytearray | memoryview):
+            # bytes() would say "string argument without an encoding" for a str, and make
+            # zero bytes of an int.
+            hint = (
+                f"{data[:20]!r}.encode() (UTF-8, as a stream is sent), or Script.from_events "
+                "to encode events written as str"
+                if isinstance(data, str)
+                else "a recorded stream (Script.from_file) or Script.from_events"
+            )
+            raise TypeError(
+                f"Script.from_bytes takes bytes, not {type(data).__name__}: pass {hint}"
+            )
         return cls(body=bytes(data))
 
     @classmethod

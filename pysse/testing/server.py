@@ -21,7 +21,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, Self
@@ -57,6 +57,7 @@ class RecordedRequest:
     received_at: float = field(default_factory=time.perf_counter)
     _ended: threading.Event = field(default_factory=threading.Event, repr=False)
     _disconnected: bool = field(default=False, repr=False)
+    _release: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def path(self) -> str:
@@ -87,6 +88,14 @@ class RecordedRequest:
         ``assert request.wait_disconnected()`` is "Stop cancelled the request". Returns as
         soon as the answer ends either way, so a finished answer answers False at once."""
         return self._ended.wait(timeout) and self._disconnected
+
+    def release(self) -> None:
+        """Let the answer go on past its current (or next) wait for ever: a ``.stall()``
+        without seconds, ``first_byte_after(math.inf)``, ``headers_after(math.inf)``. A test
+        holds the answer there for as long as it takes to check the client (no race with a
+        timed stall on a busy machine), then releases it; one call per such wait."""
+        if self._release is not None:
+            self._release()
 
     def _end(self, disconnected: bool) -> None:
         self._disconnected = disconnected
@@ -262,7 +271,14 @@ class ScriptServer:
             await _preflight(writer, headers)
             return
         script = self._next_script()
-        record = RecordedRequest(method, target, headers, body, script)
+        release = asyncio.Semaphore(0)  # one per wait for ever that the test lets pass
+        loop = asyncio.get_running_loop()
+
+        def release_soon() -> None:
+            with contextlib.suppress(RuntimeError):  # the server already stopped
+                loop.call_soon_threadsafe(release.release)
+
+        record = RecordedRequest(method, target, headers, body, script, _release=release_soon)
         with self._cond:
             self._requests.append(record)
             self._cond.notify_all()
@@ -281,7 +297,7 @@ class ScriptServer:
             if exposed:
                 extra.append(("access-control-expose-headers", exposed))
         sink = _SocketSink(writer, extra, head_only=method == "HEAD")
-        playing = asyncio.create_task(play(script, sink))
+        playing = asyncio.create_task(play(script, sink, release))
         watching = asyncio.create_task(_until_client_leaves(reader))
         try:
             await asyncio.wait({playing, watching}, return_when=asyncio.FIRST_COMPLETED)
