@@ -4,6 +4,8 @@
     python build.py serve [--host 127.0.0.1] [--port 8000] [--upstream URL ...]
                                      build the site and serve it with the demo relay
     python build.py site DIR         write the static site alone (for any static host)
+    python build.py wheels DIR       pysse for your own page: its wheels, a simple index for
+                                     micropip, install.js, bridge.js, dom_writer.js
     python build.py test [PYTEST_ARGS...]   lint, type-check and run every test
     python build.py bench [--only NAME]  run the benchmarks and print their tables
     python build.py fuzz --minutes N run the fuzz targets for N minutes
@@ -34,6 +36,7 @@ from typing import Any
 from buildtools.assets import BootAssets
 from buildtools.assets import build as boot_assets
 from buildtools.compress import compress_site, link_or_copy
+from buildtools.wheel_index import browser_metadata, vendor_micropip, write_index
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -58,9 +61,13 @@ BROWSER_WHEELS = (
     "latex2mathml==3.81.1",
     "pygments==2.21.0",
 )
+# micropip for pages that install pysse (docs/embedding.md): the npm pyodide package lists it in
+# its lock but does not ship it. The version must be the lock's (buildtools.wheel_index).
+MICROPIP = "micropip==0.11.1"
 EXTRAS = {
     "serve": "serve,markdown,site",
     "site": "markdown,site",
+    "wheels": "markdown",
     "test": "test",
     "bench": "test,bench",
     "fuzz": "test,fuzz",
@@ -237,13 +244,13 @@ def fetch_axe() -> Path:
     return dest
 
 
-def fetch_browser_wheels() -> list[Path]:
+def fetch_browser_wheels(specs: tuple[str, ...] = BROWSER_WHEELS) -> list[Path]:
     """Pure-Python wheels from PyPI for the browser side, in load order."""
     dest = CACHE / "wheels"
     dest.mkdir(parents=True, exist_ok=True)
     found: list[Path] = []
     missing = []
-    for spec in BROWSER_WHEELS:
+    for spec in specs:
         name, version = spec.split("==")
         stem = name.replace("-", "_")
         hits = sorted(dest.glob(f"{stem}-{version}-*.whl"))
@@ -270,7 +277,7 @@ def fetch_browser_wheels() -> list[Path]:
                 *missing,
             ]
         )
-        return fetch_browser_wheels()
+        return fetch_browser_wheels(specs)
     return found
 
 
@@ -309,14 +316,21 @@ def build_pysse_wheel() -> Path:
 # The JavaScript halves of pysse.browser: in the wheel (stream_chat loads them in any page) and
 # at the site's root (the bundled page imports them as ES modules).
 BROWSER_JS = ("bridge.js", "dom_writer.js")
+# Beside the wheels for embedders (build.py wheels): install.js runs before pysse is installed,
+# so it is never in the wheel.
+EMBED_JS = (*BROWSER_JS, "install.js")
 
-# Server-side code never runs in the page: the wheel Pyodide loads leaves it out.
-BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/")
+# Server-side code never runs in the page: the wheel Pyodide loads leaves it out, and so its
+# entry points (console scripts, the pytest plugin) that name it.
+BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/", "pysse/browser/install.js")
+BROWSER_WHEEL_LAYOUT = "browser-2"  # bump when browser_wheel() changes what it writes
 
 
 def browser_wheel(full: Path) -> Path:
-    """``full`` without the server-side packages, its RECORD rewritten to match."""
-    out = full.parent / "browser" / full.name
+    """``full`` without the server-side packages and entry points, its METADATA holding only
+    the ``markdown`` extra (``buildtools.wheel_index.browser_metadata``: what micropip
+    resolves for ``pysse[markdown]``), its RECORD rewritten to match."""
+    out = full.parent / BROWSER_WHEEL_LAYOUT / full.name
     if out.exists():
         return out
     out.parent.mkdir(exist_ok=True)
@@ -325,15 +339,41 @@ def browser_wheel(full: Path) -> Path:
         record = next(n for n in src.namelist() if n.endswith(".dist-info/RECORD"))
         rows = []
         for info in src.infolist():
-            if info.filename.startswith(BROWSER_EXCLUDE) or info.filename == record:
+            name = info.filename
+            if name.startswith(BROWSER_EXCLUDE) or name == record:
+                continue
+            if name.endswith(".dist-info/entry_points.txt"):
                 continue
             data = src.read(info)
+            if name.endswith(".dist-info/METADATA"):
+                data = browser_metadata(data.decode("utf-8")).encode("utf-8")
             dst.writestr(info, data)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
             rows.append(f"{info.filename},sha256={digest.decode()},{len(data)}")
-        dst.writestr(record, "\n".join([*rows, f"{record},,"]) + "\n")
+        stamp = zipfile.ZipInfo(record, date_time=(2020, 2, 2, 0, 0, 0))  # reproducible
+        dst.writestr(stamp, "\n".join([*rows, f"{record},,"]) + "\n", zipfile.ZIP_DEFLATED)
     tmp.rename(out)
     return out
+
+
+def write_wheels(dest: Path) -> dict[str, object]:
+    """pysse for any page running Pyodide (``buildtools.wheel_index``): the browser wheel and
+    the wheels it needs with a simple index for micropip, micropip's own wheel, and the JS
+    modules. Returns the wheel list (``wheels.json``)."""
+    libs = fetch_browser_wheels()
+    app = browser_wheel(build_pysse_wheel())
+    (micropip,) = fetch_browser_wheels((MICROPIP,))
+    js = [ROOT / "pysse" / "browser" / name for name in EMBED_JS]
+    return write_index(dest, [*libs, app], micropip, js)
+
+
+def vendor_pyodide(dest: Path) -> Path:
+    """Pyodide from npm into ``dest`` (hard links to the cache), with micropip beside it and
+    its lock entry rewritten, so ``pyodide.loadPackage("micropip")`` works offline."""
+    shutil.copytree(fetch_pyodide(), dest, copy_function=link_or_copy)
+    (micropip,) = fetch_browser_wheels((MICROPIP,))
+    vendor_micropip(dest, micropip)
+    return dest
 
 
 def format_options() -> str:
@@ -424,13 +464,10 @@ def build_site(
     shutil.copytree(ROOT / "web", tmp)
     for js_module in BROWSER_JS:  # shipped in the wheel too (embedders): one copy, one source
         shutil.copy2(ROOT / "pysse" / "browser" / js_module, tmp / js_module)
-    shutil.copytree(pyodide, tmp / "pyodide" / PYODIDE_VERSION, copy_function=link_or_copy)
-    urls = []
-    for whl in [*libs, app]:
-        d = tmp / "wheels" / sha(whl)[:12]
-        d.mkdir(parents=True)
-        shutil.copy2(whl, d / whl.name)
-        urls.append(f"wheels/{d.name}/{whl.name}")
+    vendor_pyodide(tmp / "pyodide" / PYODIDE_VERSION)
+    # The wheels the page loads are those of the index embedders install from (wheels/simple/).
+    listed: Any = write_wheels(tmp / "wheels")["wheels"]
+    urls = [f"wheels/{w['url']}" for w in listed]
     config: dict[str, object] = {
         "pyodide": f"pyodide/{PYODIDE_VERSION}/",
         "wheels": urls,
@@ -505,6 +542,15 @@ def cmd_site(args: argparse.Namespace) -> int:
         best=True,
         snapshot=not args.no_snapshot,
     )
+    return 0
+
+
+def cmd_wheels(args: argparse.Namespace) -> int:
+    dest = Path(args.dir).resolve()
+    manifest: Any = write_wheels(dest)
+    total = sum(int(w["bytes"]) for w in manifest["wheels"])
+    log(f"{len(manifest['wheels'])} wheels ({total / 1e6:.2f} MB) and their index in {dest}")
+    log(f'micropip.install("pysse[markdown]", index_urls=[".../{dest.name}/simple"])')
     return 0
 
 
@@ -617,10 +663,15 @@ def main() -> int:
         action="store_true",
         help="leave the memory snapshot out (fewer bytes, slower start)",
     )
+    w = sub.add_parser("wheels", help="pysse's wheels and a micropip index, for your own page")
+    w.add_argument("dir")
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("--only", choices=["parser", "markdown", "relay", "resume", "boot", "browser"])
+    b.add_argument(
+        "--only",
+        choices=["parser", "markdown", "relay", "resume", "boot", "browser"],
+    )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")
@@ -634,6 +685,7 @@ def main() -> int:
     handler = {
         "serve": cmd_serve,
         "site": cmd_site,
+        "wheels": cmd_wheels,
         "test": cmd_test,
         "bench": cmd_bench,
         "fuzz": cmd_fuzz,
