@@ -6,6 +6,7 @@
     python build.py site DIR         write the static site alone (for any static host)
     python build.py wheels DIR       pysse for your own page: its wheels, a simple index for
                                      micropip, install.js, bridge.js, dom_writer.js
+    python build.py examples DIR     the embedding examples (docs/embedding.md), ready to serve
     python build.py test [PYTEST_ARGS...]   lint, type-check and run every test
     python build.py bench [--only NAME]  run the benchmarks and print their tables
     python build.py fuzz --minutes N run the fuzz targets for N minutes
@@ -36,6 +37,7 @@ from typing import Any
 from buildtools.assets import BootAssets
 from buildtools.assets import build as boot_assets
 from buildtools.compress import compress_site, link_or_copy
+from buildtools.examples import EXAMPLES, write_examples
 from buildtools.wheel_index import browser_metadata, vendor_micropip, write_index
 
 ROOT = Path(__file__).resolve().parent
@@ -64,10 +66,12 @@ BROWSER_WHEELS = (
 # micropip for pages that install pysse (docs/embedding.md): the npm pyodide package lists it in
 # its lock but does not ship it. The version must be the lock's (buildtools.wheel_index).
 MICROPIP = "micropip==0.11.1"
+PYSCRIPT_VERSION = "0.7.31"  # @pyscript/core from npm, for examples/pyscript
 EXTRAS = {
     "serve": "serve,markdown,site",
     "site": "markdown,site",
     "wheels": "markdown",
+    "examples": "markdown",
     "test": "test",
     "bench": "test,bench",
     "fuzz": "test,fuzz",
@@ -497,6 +501,52 @@ def build_site(
     return out
 
 
+def fetch_npm(spec: str, keep: str) -> Path:
+    """An npm package's ``keep`` directory (``package/KEEP``), unpacked once into .cache."""
+    name = spec.replace("@", "", 1).replace("/", "-").replace("@", "-")
+    dest = CACHE / f"npm-{name}"
+    if dest.is_dir():
+        return dest
+    find_node()
+    tmp = CACHE / f"npm-{name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"npm pack {spec}")
+    npm = shutil.which("npm") or "npm"
+    out = subprocess.run(
+        [npm, "pack", spec, "--silent", "--pack-destination", str(tmp)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    unpacked = tmp / "unpacked"
+    with tarfile.open(tmp / out.splitlines()[-1]) as tar:
+        prefix = f"package/{keep}/"
+        for member in tar.getmembers():
+            if member.name.startswith(prefix) or member.name == "package/LICENSE":
+                member.name = member.name.removeprefix(prefix).removeprefix("package/")
+                tar.extract(member, unpacked, filter="data")
+    unpacked.rename(dest)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def build_examples(out: Path) -> Path:
+    """The embedding examples (``examples/``) ready to serve from ``out``: Pyodide (with
+    micropip), pysse's wheels and index (``out/pysse/``), PyScript from npm, each example."""
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    vendor_pyodide(tmp / "pyodide" / PYODIDE_VERSION)
+    write_wheels(tmp / "pysse")
+    pyscript = fetch_npm(f"@pyscript/core@{PYSCRIPT_VERSION}", "dist")
+    write_examples(ROOT / "examples", tmp, pyscript, tmp / "pyscript-core" / PYSCRIPT_VERSION)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    log(f"examples ready in {out} ({', '.join(EXAMPLES)}): serve it, open /")
+    return out
+
+
 # -- commands ------------------------------------------------------------------------------------
 
 
@@ -554,7 +604,12 @@ def cmd_wheels(args: argparse.Namespace) -> int:
     return 0
 
 
-LINTED = ("pysse", "buildtools", "tests", "bench", "build.py")
+def cmd_examples(args: argparse.Namespace) -> int:
+    build_examples(Path(args.dir).resolve())
+    return 0
+
+
+LINTED = ("pysse", "buildtools", "tests", "bench", "examples", "build.py")
 
 
 def cmd_test(args: argparse.Namespace) -> int:
@@ -562,11 +617,13 @@ def cmd_test(args: argparse.Namespace) -> int:
     redis_server = find_redis_server()
     find_node()
     site = build_site()
+    examples = build_examples(BUILD / "examples")
     env = dict(
         os.environ,
         PYSSE_CHROMIUM=chromium,
         PYSSE_REDIS_SERVER=redis_server,
         PYSSE_SITE=str(site),
+        PYSSE_EXAMPLES=str(examples),
         PYSSE_PYODIDE=str(fetch_pyodide()),
         PYSSE_AXE=str(fetch_axe()),
     )
@@ -665,13 +722,12 @@ def main() -> int:
     )
     w = sub.add_parser("wheels", help="pysse's wheels and a micropip index, for your own page")
     w.add_argument("dir")
+    ex = sub.add_parser("examples", help="the embedding examples, ready to serve from DIR")
+    ex.add_argument("dir")
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument(
-        "--only",
-        choices=["parser", "markdown", "relay", "resume", "boot", "browser"],
-    )
+    b.add_argument("--only", choices=["parser", "markdown", "relay", "resume", "boot", "browser"])
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")
@@ -686,6 +742,7 @@ def main() -> int:
         "serve": cmd_serve,
         "site": cmd_site,
         "wheels": cmd_wheels,
+        "examples": cmd_examples,
         "test": cmd_test,
         "bench": cmd_bench,
         "fuzz": cmd_fuzz,

@@ -1,6 +1,6 @@
 """``build.py wheels`` (docs/embedding.md): the simple index micropip installs pysse from,
 checked with pip as a second real client; pysse's browser wheel metadata; micropip vendored
-beside Pyodide."""
+beside Pyodide; ``build.py examples``: every asset local."""
 
 from __future__ import annotations
 
@@ -89,9 +89,7 @@ def test_every_link_resolves_to_its_file_with_its_hashes(index_dir: Path) -> Non
         assert (index_dir / js).read_bytes() == (ROOT / "pysse" / "browser" / js).read_bytes()
 
 
-def test_pip_resolves_pysse_markdown_from_the_index_alone(
-    wheels_dir: Path, tmp_path: Path
-) -> None:
+def test_pip_resolves_pysse_markdown_from_the_index_alone(wheels_dir: Path, tmp_path: Path) -> None:
     """A second real client: pip, with no other index or config (``--isolated``), finds
     pysse and every wheel the markdown extra needs there, and checks their hashes."""
     index = wheels_dir
@@ -157,7 +155,7 @@ def test_browser_metadata_keeps_the_headers_and_only_the_kept_extras() -> None:
     assert "the README" not in out.get_payload()
 
 
-@pytest.mark.parametrize("where", ["site"])
+@pytest.mark.parametrize("where", ["site", "examples_dir"])
 def test_micropip_is_beside_pyodide_with_its_lock_entry_rewritten(
     where: str, request: pytest.FixtureRequest
 ) -> None:
@@ -172,3 +170,23 @@ def test_micropip_is_beside_pyodide_with_its_lock_entry_rewritten(
         k: v for k, v in npm["packages"].items() if k != "micropip"
     }
     assert lock["info"] == npm["info"]
+
+
+LOCAL_REF = re.compile(r"""(?:src|href)="([^"]+)"|from "([^"]+)"|here\("([^"]+)"\)""")
+
+
+def test_the_examples_use_only_their_own_assets(examples_dir: Path) -> None:
+    for name in ("index.html", "minimal/index.html", "pyscript/index.html", "worker/index.html"):
+        assert (examples_dir / name).read_text() == (ROOT / "examples" / name).read_text()
+    for page in sorted(examples_dir.glob("*/*.html")) + sorted(examples_dir.glob("*/*.js")):
+        if page.parent.name not in ("minimal", "pyscript", "worker"):
+            continue
+        text = page.read_text()
+        urls = [next(g for g in m.groups() if g) for m in LOCAL_REF.finditer(text)]
+        assert urls, page
+        for url in urls:
+            assert not re.match(r"^[a-z]+:", url), (page, url)  # no CDN, no absolute URL
+            assert (page.parent / url.split("#")[0]).resolve().exists(), (page, url)
+        for absolute in re.findall(r"https?://[^\s\"'`]+", text):
+            assert absolute == "http://127.0.0.1:8787/relay", (page, absolute)  # the relay only
+    assert len((ROOT / "examples" / "minimal" / "index.html").read_text().splitlines()) <= 40
