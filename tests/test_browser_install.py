@@ -164,3 +164,63 @@ def test_install_js_names_the_url_that_failed(page: Any, origin: str, examples_d
     # Everything back: the same Python installs it (nothing was left half-installed).
     assert page.evaluate(INSTALL, [origin, {}]) == {"ok": True}
     page.evaluate("(code) => py.runPython(code)", IMPORTS)
+
+
+CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' http:"
+CSP_PAGE = f"""<!doctype html><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<title>csp</title><script type="module" src="app.js"></script>"""
+CSP_APP = """import { loadPyodide } from "../pyodide/314.0.7/pyodide.mjs";
+import { installPysse } from "../pysse/install.js";
+window.py = await loadPyodide();
+await installPysse(window.py);
+document.title = "installed";
+"""
+STREAM = """async ([url, withBridge]) => {
+  if (withBridge) window.pysseBridge = await import("/pysse/bridge.js");
+  py.globals.set("url", url);
+  return py.runPythonAsync(`
+from pysse.browser import stream_chat
+from pysse.browser.bridge import BridgeUnavailableError
+try:
+    r = await stream_chat(url, {"messages": []})
+    out = f"{r.outcome}: {r.text or r.detail}"
+except BridgeUnavailableError as exc:
+    out = f"refused: {exc}"
+out`);
+}"""
+
+
+def test_under_a_strict_csp_the_bridge_is_imported_not_evaluated(
+    browser: Any, examples_dir: Path, tmp_path: Path
+) -> None:
+    """A page whose policy forbids eval (``script-src 'self' 'wasm-unsafe-eval'``, as the
+    bundled page's): Pyodide and the install work; stream_chat cannot evaluate bridge.js and
+    says what to do instead; done, it streams."""
+    from pysse.testing import Script, ScriptServer
+
+    for name in ("pyodide", "pysse"):
+        (tmp_path / name).symlink_to(examples_dir / name)
+    (tmp_path / "csp").mkdir()
+    (tmp_path / "csp" / "index.html").write_text(CSP_PAGE)
+    (tmp_path / "csp" / "app.js").write_text(CSP_APP)
+    port = free_port()
+    argv = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1"]
+    static = ServerProcess([*argv, "--directory", str(tmp_path), str(port)], port)
+    context = browser.new_context()
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        with ScriptServer(Script.answer("Fine under a strict policy.")) as kit:
+            p.goto(static.url + "/csp/")
+            p.wait_for_function("() => document.title === 'installed'", timeout=240_000)
+            refused = p.evaluate(STREAM, [kit.url + "/v1/chat/completions", False])
+            assert refused.startswith("refused: could not load pysse's bridge.js"), refused
+            assert "import * as bridge from" in refused and "globalThis.pysseBridge" in refused
+            done = p.evaluate(STREAM, [kit.url + "/v1/chat/completions", True])
+            assert done == "completed: Fine under a strict policy."
+    finally:
+        context.close()
+        static.stop()
+    assert errors == []
