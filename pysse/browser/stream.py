@@ -31,7 +31,7 @@ from ..events import ChatEvent
 from ..page.answer import AnswerSession
 from ..providers import FORMATS, Format
 from ..render.update import Update
-from .call import CallListener, ChatCall, ChatResult, Timeouts, body_json
+from .call import CallListener, ChatCall, ChatResult, Timeouts, body_json, safely
 from .follow import Follow, scroller_of
 
 __all__ = [
@@ -187,17 +187,8 @@ class _Callbacks(CallListener):
 
     def on_event(self, event: ChatEvent) -> None:
         if self._on_event is not None:
-            _safely(self._on_event, event)
+            safely("on_event", self._on_event, event)
 
     def on_text(self, text: str) -> None:
         if self._on_text is not None:
-            _safely(self._on_text, text)
-
-
-def _safely(fn: Callable[[Any], object], arg: Any) -> None:
-    try:
-        fn(arg)
-    except Exception as exc:
-        js.console.error(
-            f"pysse: stream_chat callback {getattr(fn, '__name__', fn)!r} raised {exc!r}"
-        )
+            safely("on_text", self._on_text, text)
