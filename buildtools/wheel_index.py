@@ -169,6 +169,7 @@ def write_index(
     plain list of URLs gets no dependency resolution from ``loadPackage``), ``micropip``'s
     wheel, and the JavaScript modules copied beside them. Returns ``wheels.json``'s content."""
     dest.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(dest / "simple", ignore_errors=True)  # ours: no stale wheel stays listed
     placed = [_place(dest, w) for w in wheels]
     mp = _place(dest, micropip)
     projects: dict[str, list[tuple[IndexedWheel, Path]]] = {}
