@@ -663,6 +663,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run([sys.executable, "-m", "bench.bench_boot"], cwd=ROOT, env=env)
     if args.only in (None, "browser"):
         run([sys.executable, "-m", "bench.bench_browser"], cwd=ROOT, env=env)
+    if args.only in (None, "embed"):
+        examples = build_examples(BUILD / "examples")
+        embed_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_EXAMPLES=str(examples))
+        run([sys.executable, "-m", "bench.bench_embed"], cwd=ROOT, env=embed_env)
     return 0
 
 
@@ -727,7 +731,10 @@ def main() -> int:
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("--only", choices=["parser", "markdown", "relay", "resume", "boot", "browser"])
+    b.add_argument(
+        "--only",
+        choices=["parser", "markdown", "relay", "resume", "boot", "browser", "embed"],
+    )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")

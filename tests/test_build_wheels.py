@@ -1,6 +1,7 @@
 """``build.py wheels`` (docs/embedding.md): the simple index micropip installs pysse from,
 checked with pip as a second real client; pysse's browser wheel metadata; micropip vendored
-beside Pyodide; ``build.py examples``: every asset local."""
+beside Pyodide; ``build.py examples``: every asset local; docs/embedding.md's minimal
+example is the tested file."""
 
 from __future__ import annotations
 
@@ -190,3 +191,10 @@ def test_the_examples_use_only_their_own_assets(examples_dir: Path) -> None:
         for absolute in re.findall(r"https?://[^\s\"'`]+", text):
             assert absolute == "http://127.0.0.1:8787/relay", (page, absolute)  # the relay only
     assert len((ROOT / "examples" / "minimal" / "index.html").read_text().splitlines()) <= 40
+
+
+def test_the_docs_show_the_minimal_example_verbatim() -> None:
+    docs = (ROOT / "docs" / "embedding.md").read_text()
+    section = docs.split("## The minimal page", 1)[1]
+    block = section.split("```html\n", 1)[1].split("```", 1)[0]
+    assert block == (ROOT / "examples" / "minimal" / "index.html").read_text()
