@@ -82,6 +82,7 @@ def stream_chat(
     target = _http_url(url)
     if format not in FORMATS:
         raise StreamChatError(f"format {format!r} is not one of {', '.join(FORMATS)}")
+    _check_options(headers, timeouts, on_event=on_event, on_text=on_text, on_update=on_update)
     try:
         payload = body_json(body)
     except (TypeError, ValueError) as exc:
@@ -127,6 +128,26 @@ def stream_chat(
         call.on_stop(lambda: signal.removeEventListener("abort", listener))
     call.post(target, sent, payload, t)
     return call
+
+
+def _check_options(headers: object, timeouts: object, **callbacks: object) -> None:
+    """The keyword arguments whose wrong types would only fail later, deep inside the call
+    (or, for a callback, be logged on every chunk while the answer goes on)."""
+    if headers is not None and not isinstance(headers, Mapping):
+        raise StreamChatError(
+            f"headers: pass a dict of header names to values, e.g. "
+            f'{{"X-Relay-Secret": "..."}}, not {type(headers).__name__}'
+        )
+    if timeouts is not None and not isinstance(timeouts, Timeouts):
+        raise StreamChatError(
+            f"timeouts: pass Timeouts(first_byte=60, idle=30, no_content=300) (seconds; "
+            f"from pysse.browser import Timeouts), not {timeouts!r}"
+        )
+    for name, fn in callbacks.items():
+        if fn is not None and not callable(fn):
+            raise StreamChatError(
+                f"{name}: pass a function (it is called with each one), not {fn!r}"
+            )
 
 
 def _ended(call: ChatCall, el: Any, following: Follow | None) -> None:
