@@ -115,12 +115,17 @@ class ExamplePage:
         return str(self.driver.call("() => document.getElementById('answer').textContent"))
 
     def ask(self, relay: str, prompt: str) -> None:
-        """Send ``prompt`` to ``relay``. The status line is blanked first, so that
-        :meth:`wait_ended` sees this answer's end, never the last one's."""
+        """Send ``prompt`` to ``relay``; returns once the example's handler has run (the
+        status line, blanked here first, is written again: ``Streaming…``, or already how the
+        answer ended). By then the last answer is cleared away and Stop reaches this one, so
+        neither :meth:`wait_for_text` nor :meth:`wait_ended` can see the last answer."""
         self.driver.call("() => { document.getElementById('status').textContent = ''; }")
         self.driver.fill("#relay", relay)
         self.driver.fill("#prompt", prompt)
         self.driver.click("#ask")
+        self.driver.wait_until(
+            "() => document.getElementById('status').textContent !== ''", None, ANSWER_TIMEOUT_S
+        )
 
     def wait_for_text(self, needle: str) -> None:
         self.driver.wait_until(
