@@ -4,6 +4,9 @@
     python build.py serve [--host 127.0.0.1] [--port 8000] [--upstream URL ...]
                                      build the site and serve it with the demo relay
     python build.py site DIR         write the static site alone (for any static host)
+    python build.py wheels DIR       pysse for your own page: its wheels, a simple index for
+                                     micropip, install.js, bridge.js, dom_writer.js
+    python build.py examples DIR     the embedding examples (docs/embedding.md), ready to serve
     python build.py test [PYTEST_ARGS...]   lint, type-check and run every test
     python build.py bench [--only NAME]  run the benchmarks and print their tables
     python build.py fuzz --minutes N run the fuzz targets for N minutes
@@ -34,6 +37,8 @@ from typing import Any
 from buildtools.assets import BootAssets
 from buildtools.assets import build as boot_assets
 from buildtools.compress import compress_site, link_or_copy
+from buildtools.examples import EXAMPLES, write_examples
+from buildtools.wheel_index import browser_metadata, vendor_micropip, write_index
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -63,9 +68,15 @@ BROWSER_WHEELS = (
     "latex2mathml==3.81.1",
     "pygments==2.21.0",
 )
+# micropip for pages that install pysse (docs/embedding.md): the npm pyodide package lists it in
+# its lock but does not ship it. The version must be the lock's (buildtools.wheel_index).
+MICROPIP = "micropip==0.11.1"
+PYSCRIPT_VERSION = "0.7.31"  # @pyscript/core from npm, for examples/pyscript
 EXTRAS = {
     "serve": "serve,markdown,site",
     "site": "markdown,site",
+    "wheels": "markdown",
+    "examples": "markdown",
     "test": "test",
     "bench": "test,bench",
     "fuzz": "test,fuzz",
@@ -341,13 +352,13 @@ def fetch_node_sdks() -> Path:
     return dest
 
 
-def fetch_browser_wheels() -> list[Path]:
+def fetch_browser_wheels(specs: tuple[str, ...] = BROWSER_WHEELS) -> list[Path]:
     """Pure-Python wheels from PyPI for the browser side, in load order."""
     dest = CACHE / "wheels"
     dest.mkdir(parents=True, exist_ok=True)
     found: list[Path] = []
     missing = []
-    for spec in BROWSER_WHEELS:
+    for spec in specs:
         name, version = spec.split("==")
         stem = name.replace("-", "_")
         hits = sorted(dest.glob(f"{stem}-{version}-*.whl"))
@@ -374,7 +385,7 @@ def fetch_browser_wheels() -> list[Path]:
                 *missing,
             ]
         )
-        return fetch_browser_wheels()
+        return fetch_browser_wheels(specs)
     return found
 
 
@@ -413,14 +424,26 @@ def build_pysse_wheel() -> Path:
 # The JavaScript halves of pysse.browser: in the wheel (stream_chat loads them in any page) and
 # at the site's root (the bundled page imports them as ES modules).
 BROWSER_JS = ("bridge.js", "dom_writer.js")
+# Beside the wheels for embedders (build.py wheels): install.js runs before pysse is installed,
+# so it is never in the wheel.
+EMBED_JS = (*BROWSER_JS, "install.js")
 
-# Server-side code never runs in the page: the wheel Pyodide loads leaves it out.
-BROWSER_EXCLUDE = ("pysse/server/", "pysse/testing/", "pysse/providers/encoders/")
+# Server-side code never runs in the page: the wheel Pyodide loads leaves it out, and so its
+# entry points (console scripts, the pytest plugin) that name it.
+BROWSER_EXCLUDE = (
+    "pysse/server/",
+    "pysse/testing/",
+    "pysse/providers/encoders/",
+    "pysse/browser/install.js",
+)
+BROWSER_WHEEL_LAYOUT = "browser-2"  # bump when browser_wheel() changes what it writes
 
 
 def browser_wheel(full: Path) -> Path:
-    """``full`` without the server-side packages, its RECORD rewritten to match."""
-    out = full.parent / "browser" / full.name
+    """``full`` without the server-side packages and entry points, its METADATA holding only
+    the ``markdown`` extra (``buildtools.wheel_index.browser_metadata``: what micropip
+    resolves for ``pysse[markdown]``), its RECORD rewritten to match."""
+    out = full.parent / BROWSER_WHEEL_LAYOUT / full.name
     if out.exists():
         return out
     out.parent.mkdir(exist_ok=True)
@@ -429,15 +452,41 @@ def browser_wheel(full: Path) -> Path:
         record = next(n for n in src.namelist() if n.endswith(".dist-info/RECORD"))
         rows = []
         for info in src.infolist():
-            if info.filename.startswith(BROWSER_EXCLUDE) or info.filename == record:
+            name = info.filename
+            if name.startswith(BROWSER_EXCLUDE) or name == record:
+                continue
+            if name.endswith(".dist-info/entry_points.txt"):
                 continue
             data = src.read(info)
+            if name.endswith(".dist-info/METADATA"):
+                data = browser_metadata(data.decode("utf-8")).encode("utf-8")
             dst.writestr(info, data)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
             rows.append(f"{info.filename},sha256={digest.decode()},{len(data)}")
-        dst.writestr(record, "\n".join([*rows, f"{record},,"]) + "\n")
+        stamp = zipfile.ZipInfo(record, date_time=(2020, 2, 2, 0, 0, 0))  # reproducible
+        dst.writestr(stamp, "\n".join([*rows, f"{record},,"]) + "\n", zipfile.ZIP_DEFLATED)
     tmp.rename(out)
     return out
+
+
+def write_wheels(dest: Path) -> dict[str, object]:
+    """pysse for any page running Pyodide (``buildtools.wheel_index``): the browser wheel and
+    the wheels it needs with a simple index for micropip, micropip's own wheel, and the JS
+    modules. Returns the wheel list (``wheels.json``)."""
+    libs = fetch_browser_wheels()
+    app = browser_wheel(build_pysse_wheel())
+    (micropip,) = fetch_browser_wheels((MICROPIP,))
+    js = [ROOT / "pysse" / "browser" / name for name in EMBED_JS]
+    return write_index(dest, [*libs, app], micropip, js)
+
+
+def vendor_pyodide(dest: Path) -> Path:
+    """Pyodide from npm into ``dest`` (hard links to the cache), with micropip beside it and
+    its lock entry rewritten, so ``pyodide.loadPackage("micropip")`` works offline."""
+    shutil.copytree(fetch_pyodide(), dest, copy_function=link_or_copy)
+    (micropip,) = fetch_browser_wheels((MICROPIP,))
+    vendor_micropip(dest, micropip)
+    return dest
 
 
 def format_options() -> str:
@@ -528,13 +577,10 @@ def build_site(
     shutil.copytree(ROOT / "web", tmp)
     for js_module in BROWSER_JS:  # shipped in the wheel too (embedders): one copy, one source
         shutil.copy2(ROOT / "pysse" / "browser" / js_module, tmp / js_module)
-    shutil.copytree(pyodide, tmp / "pyodide" / PYODIDE_VERSION, copy_function=link_or_copy)
-    urls = []
-    for whl in [*libs, app]:
-        d = tmp / "wheels" / sha(whl)[:12]
-        d.mkdir(parents=True)
-        shutil.copy2(whl, d / whl.name)
-        urls.append(f"wheels/{d.name}/{whl.name}")
+    vendor_pyodide(tmp / "pyodide" / PYODIDE_VERSION)
+    # The wheels the page loads are those of the index embedders install from (wheels/simple/).
+    listed: Any = write_wheels(tmp / "wheels")["wheels"]
+    urls = [f"wheels/{w['url']}" for w in listed]
     config: dict[str, object] = {
         "pyodide": f"pyodide/{PYODIDE_VERSION}/",
         "wheels": urls,
@@ -561,6 +607,52 @@ def build_site(
     tmp.rename(out)
     kind = "snapshot" if boot.snapshot else ("plain, .pyc" if boot.compiled else "plain, sources")
     log(f"site ready in {out} (boot: {kind})")
+    return out
+
+
+def fetch_npm(spec: str, keep: str) -> Path:
+    """An npm package's ``keep`` directory (``package/KEEP``), unpacked once into .cache."""
+    name = spec.replace("@", "", 1).replace("/", "-").replace("@", "-")
+    dest = CACHE / f"npm-{name}"
+    if dest.is_dir():
+        return dest
+    find_node()
+    tmp = CACHE / f"npm-{name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"npm pack {spec}")
+    npm = shutil.which("npm") or "npm"
+    out = subprocess.run(
+        [npm, "pack", spec, "--silent", "--pack-destination", str(tmp)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    unpacked = tmp / "unpacked"
+    with tarfile.open(tmp / out.splitlines()[-1]) as tar:
+        prefix = f"package/{keep}/"
+        for member in tar.getmembers():
+            if member.name.startswith(prefix) or member.name == "package/LICENSE":
+                member.name = member.name.removeprefix(prefix).removeprefix("package/")
+                tar.extract(member, unpacked, filter="data")
+    unpacked.rename(dest)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def build_examples(out: Path) -> Path:
+    """The embedding examples (``examples/``) ready to serve from ``out``: Pyodide (with
+    micropip), pysse's wheels and index (``out/pysse/``), PyScript from npm, each example."""
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    vendor_pyodide(tmp / "pyodide" / PYODIDE_VERSION)
+    write_wheels(tmp / "pysse")
+    pyscript = fetch_npm(f"@pyscript/core@{PYSCRIPT_VERSION}", "dist")
+    write_examples(ROOT / "examples", tmp, pyscript, tmp / "pyscript-core" / PYSCRIPT_VERSION)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    log(f"examples ready in {out} ({', '.join(EXAMPLES)}): serve it, open /")
     return out
 
 
@@ -612,7 +704,21 @@ def cmd_site(args: argparse.Namespace) -> int:
     return 0
 
 
-LINTED = ("pysse", "buildtools", "tests", "bench", "build.py")
+def cmd_wheels(args: argparse.Namespace) -> int:
+    dest = Path(args.dir).resolve()
+    manifest: Any = write_wheels(dest)
+    total = sum(int(w["bytes"]) for w in manifest["wheels"])
+    log(f"{len(manifest['wheels'])} wheels ({total / 1e6:.2f} MB) and their index in {dest}")
+    log(f'micropip.install("pysse[markdown]", index_urls=[".../{dest.name}/simple"])')
+    return 0
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    build_examples(Path(args.dir).resolve())
+    return 0
+
+
+LINTED = ("pysse", "buildtools", "tests", "bench", "examples", "build.py")
 
 
 def cmd_test(args: argparse.Namespace) -> int:
@@ -621,12 +727,14 @@ def cmd_test(args: argparse.Namespace) -> int:
     find_node()
     engines = find_engines()
     site = build_site()
+    examples = build_examples(BUILD / "examples")
     env = dict(
         os.environ,
         **engines,
         PYSSE_CHROMIUM=chromium,
         PYSSE_REDIS_SERVER=redis_server,
         PYSSE_SITE=str(site),
+        PYSSE_EXAMPLES=str(examples),
         PYSSE_PYODIDE=str(fetch_pyodide()),
         PYSSE_AXE=str(fetch_axe()),
         PYSSE_NODE_SDKS=str(fetch_node_sdks()),
@@ -670,6 +778,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         run([sys.executable, "-m", "bench.bench_boot"], cwd=ROOT, env=env)
     if args.only in (None, "browser"):
         run([sys.executable, "-m", "bench.bench_browser"], cwd=ROOT, env=env)
+    if args.only in (None, "embed"):
+        examples = build_examples(BUILD / "examples")
+        embed_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_EXAMPLES=str(examples))
+        run([sys.executable, "-m", "bench.bench_embed"], cwd=ROOT, env=embed_env)
     return 0
 
 
@@ -727,12 +839,16 @@ def main() -> int:
         action="store_true",
         help="leave the memory snapshot out (fewer bytes, slower start)",
     )
+    w = sub.add_parser("wheels", help="pysse's wheels and a micropip index, for your own page")
+    w.add_argument("dir")
+    ex = sub.add_parser("examples", help="the embedding examples, ready to serve from DIR")
+    ex.add_argument("dir")
     t = sub.add_parser("test", help="ruff, mypy --strict and pytest (unit + browser)")
     t.add_argument("pytest_args", nargs=argparse.REMAINDER)
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument(
         "--only",
-        choices=["parser", "markdown", "relay", "resume", "scale", "boot", "browser"],
+        choices=["parser", "markdown", "relay", "resume", "scale", "boot", "browser", "embed"],
     )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
@@ -747,6 +863,8 @@ def main() -> int:
     handler = {
         "serve": cmd_serve,
         "site": cmd_site,
+        "wheels": cmd_wheels,
+        "examples": cmd_examples,
         "test": cmd_test,
         "bench": cmd_bench,
         "fuzz": cmd_fuzz,

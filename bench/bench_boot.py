@@ -71,7 +71,7 @@ def legacy_page(site: Path) -> None:
     import build
 
     base = f"pyodide/{build.PYODIDE_VERSION}/"
-    wheels = [p.relative_to(site).as_posix() for p in sorted(site.glob("wheels/*/*.whl"))]
+    wheels = [p.relative_to(site).as_posix() for p in sorted(site.glob("wheels/simple/*/*/*.whl"))]
     order = [
         w for dep in ("mdurl", "markdown_it", "pygments", "pysse") for w in wheels if f"/{dep}" in w
     ]

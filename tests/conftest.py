@@ -48,6 +48,19 @@ def site() -> Path:
 
 
 @pytest.fixture(scope="session")
+def examples_dir() -> Path:
+    """``build.py examples``' output: the embedding examples with Pyodide, PyScript and the
+    wheels beside them (``python build.py test`` builds it first)."""
+    env = os.environ.get("PYSSE_EXAMPLES")
+    if env:
+        return Path(env)
+    sys.path.insert(0, str(ROOT))
+    import build  # the project's build script
+
+    return build.build_examples(build.BUILD / "examples")
+
+
+@pytest.fixture(scope="session")
 def server(site: Path) -> Iterator[LiveServer]:
     from pysse.server.app import create_app
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from pysse.server.app import create_app
-from pysse.server.static import choose_encoding
+from pysse.server.static import cache_control, choose_encoding
 from support import LiveServer
 
 WASM = b"\0asm" + bytes(range(256)) * 64
@@ -91,3 +91,21 @@ def test_mutable_files_are_revalidated_and_304_per_encoding(
     assert index.headers["cache-control"] == "no-cache" and "<title>t</title>" in index.text
     assert "vary" not in index.headers  # nothing precompressed beside it
     assert get(live.url + "/boot/0123456789ab/nope.wasm", "br").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("path", "immutable"),
+    [
+        ("wheels/simple/pysse/0123456789ab/pysse-0.1.0-py3-none-any.whl", True),
+        ("wheels/simple/pysse/0123456789ab/pysse-0.1.0-py3-none-any.whl.metadata", True),
+        ("boot/0123456789ab/pysse-app.zip", True),
+        ("pyodide/314.0.7/pyodide.asm.wasm", True),
+        ("wheels/simple/pysse/", False),  # the index changes with every build: revalidated
+        ("wheels/simple/pysse/index.html", False),
+        ("wheels/wheels.json", False),
+        ("wheels/install.js", False),
+        ("index.html", False),
+    ],
+)
+def test_only_content_addressed_files_are_immutable(path: str, immutable: bool) -> None:
+    assert (cache_control(path) == "public, max-age=31536000, immutable") is immutable

@@ -54,9 +54,10 @@ def get_bridge() -> Any:
     except JsException as exc:
         raise BridgeUnavailableError(
             f"could not load pysse's bridge.js ({exc}): this page's Content-Security-Policy "
-            "probably forbids evaluating it; serve bridge.js (python build.py wheels DIR writes "
-            'it) and import it yourself: <script type="module">import * as b from '
-            '"./bridge.js"; globalThis.pysseBridge = b;</script>'
+            "probably forbids evaluating it (no 'unsafe-eval'). Serve bridge.js (python build.py "
+            "wheels DIR writes it) and import it from a module file of your own, before "
+            'stream_chat: import * as bridge from "./pysse/bridge.js"; '
+            "globalThis.pysseBridge = bridge; (an inline script is blocked by the same policy)"
         ) from None
     js.pysseBridge = bridge
     return bridge

@@ -43,7 +43,7 @@ from .dom import js_obj
 from .extras_view import ReasoningView, ToolCallsView
 from .frame_loop import LOOP
 
-__all__ = ["CallListener", "ChatCall", "ChatResult", "Timeouts"]
+__all__ = ["CallListener", "ChatCall", "ChatResult", "Timeouts", "safely"]
 
 
 @dataclass(frozen=True)
@@ -299,7 +299,7 @@ class ChatCall(AnswerListener):
             if self.writer is not None:
                 self.writer.apply(update)
             if self.on_update is not None:
-                self.on_update(update)
+                safely("on_update", self.on_update, update)
             busy = busy or md.busy
         if streaming and busy:
             self.sched.request()  # highlighting a closed code fence, a slice per frame
@@ -343,6 +343,17 @@ class ChatCall(AnswerListener):
             "longest_render_ms": self.longest_render_ms,
             "render_ms": self.render_ms,
         }
+
+
+def safely(hook: str, fn: Callable[[Any], object], arg: Any) -> None:
+    """Call the embedder's ``fn`` for ``hook``: an exception is logged to the console, never
+    the end of the answer (raised from the final render, it kept ``await call`` from ever
+    returning)."""
+    try:
+        fn(arg)
+    except Exception as exc:
+        name = getattr(fn, "__name__", repr(fn))
+        js.console.error(f"pysse: stream_chat's {hook} callback {name} raised {exc!r}")
 
 
 def body_json(body: object) -> str:

@@ -31,7 +31,7 @@ from ..events import ChatEvent
 from ..page.answer import AnswerSession
 from ..providers import FORMATS, Format
 from ..render.update import Update
-from .call import CallListener, ChatCall, ChatResult, Timeouts, body_json
+from .call import CallListener, ChatCall, ChatResult, Timeouts, body_json, safely
 from .follow import Follow, is_element, scroller_of
 
 __all__ = [
@@ -88,6 +88,7 @@ def stream_chat(
     target = _http_url(url)
     if format not in FORMATS:
         raise StreamChatError(f"format {format!r} is not one of {', '.join(FORMATS)}")
+    _check_options(headers, timeouts, on_event=on_event, on_text=on_text, on_update=on_update)
     try:
         payload = body_json(body)
     except (TypeError, ValueError) as exc:
@@ -135,6 +136,26 @@ def stream_chat(
         call.on_stop(lambda: signal.removeEventListener("abort", listener))
     call.post(target, sent, payload, t)
     return call
+
+
+def _check_options(headers: object, timeouts: object, **callbacks: object) -> None:
+    """The keyword arguments whose wrong types would only fail later, deep inside the call
+    (or, for a callback, be logged on every chunk while the answer goes on)."""
+    if headers is not None and not isinstance(headers, Mapping):
+        raise StreamChatError(
+            f"headers: pass a dict of header names to values, e.g. "
+            f'{{"X-Relay-Secret": "..."}}, not {type(headers).__name__}'
+        )
+    if timeouts is not None and not isinstance(timeouts, Timeouts):
+        raise StreamChatError(
+            f"timeouts: pass Timeouts(first_byte=60, idle=30, no_content=300) (seconds; "
+            f"from pysse.browser import Timeouts), not {timeouts!r}"
+        )
+    for name, fn in callbacks.items():
+        if fn is not None and not callable(fn):
+            raise StreamChatError(
+                f"{name}: pass a function (it is called with each one), not {fn!r}"
+            )
 
 
 def _ended(call: ChatCall, el: Any, following: Follow | None) -> None:
@@ -195,17 +216,8 @@ class _Callbacks(CallListener):
 
     def on_event(self, event: ChatEvent) -> None:
         if self._on_event is not None:
-            _safely(self._on_event, event)
+            safely("on_event", self._on_event, event)
 
     def on_text(self, text: str) -> None:
         if self._on_text is not None:
-            _safely(self._on_text, text)
-
-
-def _safely(fn: Callable[[Any], object], arg: Any) -> None:
-    try:
-        fn(arg)
-    except Exception as exc:
-        js.console.error(
-            f"pysse: stream_chat callback {getattr(fn, '__name__', fn)!r} raised {exc!r}"
-        )
+            safely("on_text", self._on_text, text)

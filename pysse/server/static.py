@@ -5,15 +5,17 @@
 3-8x: 40 MB of wasm, zips and snapshot travel as ~12 MB). Chromium offers ``br`` only on
 HTTPS and loopback, and ``gzip`` on plain HTTP to other hosts, hence both.
 
-Content-addressed paths (``pyodide/VERSION/``, ``wheels/HASH/``, ``boot/HASH/``) never change
-under the same URL: immutable for a year. Everything else (the page, its scripts,
-site.json) is revalidated, so a rebuilt site is picked up at once.
+Content-addressed paths (``pyodide/VERSION/``, ``boot/HASH/``, and each wheel in its
+``HASH/`` directory of the simple index, ``wheels/simple/PROJECT/HASH/``) never change under
+the same URL: immutable for a year. Everything else (the page, its scripts, site.json, the
+index's pages and ``wheels.json``) is revalidated, so a rebuilt site is picked up at once.
 """
 
 from __future__ import annotations
 
 import mimetypes
 import os
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -27,7 +29,8 @@ __all__ = ["IMMUTABLE", "PREFERENCE", "CachedStatic", "Encoding", "choose_encodi
 Encoding = Literal["br", "gzip"]
 SUFFIX: dict[Encoding, str] = {"br": ".br", "gzip": ".gz"}
 PREFERENCE: tuple[Encoding, ...] = ("br", "gzip")  # br is ~20% smaller on these files
-IMMUTABLE = ("pyodide/", "wheels/", "boot/")
+IMMUTABLE = ("pyodide/", "boot/")
+CONTENT_ADDRESSED = re.compile(r"(?:^|/)[0-9a-f]{12}/[^/]+$")  # a file in a HASH/ directory
 
 mimetypes.add_type("application/wasm", ".wasm")
 mimetypes.add_type("text/javascript", ".mjs")
@@ -64,7 +67,8 @@ def choose_encoding(accept: str, available: Sequence[Encoding]) -> Encoding | No
 
 
 def cache_control(path: str) -> str:
-    return "public, max-age=31536000, immutable" if path.startswith(IMMUTABLE) else "no-cache"
+    fixed = path.startswith(IMMUTABLE) or CONTENT_ADDRESSED.search(path) is not None
+    return "public, max-age=31536000, immutable" if fixed else "no-cache"
 
 
 class CachedStatic(StaticFiles):
