@@ -1,7 +1,10 @@
 """Where a page's long tasks spend their time, from a Chromium ``devtools.timeline`` trace.
 
 On the renderer's main thread, each ``RunTask`` of 50 ms or more is split by what ran inside
-it: every traced event's *self* time (its duration minus its children's) goes to its kind
+it (by its wall time, ``dur``, as the Long Tasks API sees it, or by its thread CPU time,
+``tdur``: on a machine shared with other work the wall time of a task is often many times its
+CPU time, while CPU throttling's spin is counted in both, so ``tdur`` is what an idle machine
+at that throttling rate would take): every traced event's *self* time (its duration minus its children's) goes to its kind
 (script, style, layout, paint, GC), an event of no known kind counts for its nearest known
 ancestor, and what no event covers is "other". So a layout forced by script counts as layout,
 a GC inside a frame callback as GC, and the parts add up to the long tasks' total.
@@ -16,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KINDS", "Split", "split_long_tasks"]
+__all__ = ["KINDS", "Split", "mark_ts", "split_long_tasks"]
 
 LONG_US = 50_000
 KINDS = ("script", "style", "layout", "paint", "gc", "other")
@@ -35,6 +38,7 @@ KIND_OF = {
     "HandlePostMessage": "script",
     "ParseHTML": "script",
     "v8.run": "script",
+    "v8.callFunction": "script",
     "UpdateLayoutTree": "style",
     "RecalculateStyles": "style",
     "ParseAuthorStyleSheet": "style",
@@ -101,9 +105,12 @@ def _clip_area(data: dict[str, Any]) -> float:
     return float((max(xs) - min(xs)) * (max(ys) - min(ys)))
 
 
-def split_long_tasks(events: list[dict[str, Any]], since_us: float = 0.0) -> Split:
+def split_long_tasks(
+    events: list[dict[str, Any]], since_us: float = 0.0, clock: str = "dur"
+) -> Split:
     """The long tasks on the page's main thread that start at or after ``since_us`` (trace
-    clock), each split by kind (see the module docstring)."""
+    clock), each split by kind (see the module docstring); ``clock`` is ``dur`` (wall time)
+    or ``tdur`` (thread CPU time)."""
     out = Split()
     main = _main_thread(events)
     if main is None:
@@ -117,12 +124,14 @@ def split_long_tasks(events: list[dict[str, Any]], since_us: float = 0.0) -> Spl
         key=lambda e: (e["ts"], -e["dur"]),
     )
     long_tasks = [
-        e for e in mine if e["name"] == "RunTask" and e["dur"] >= LONG_US and e["ts"] >= since_us
+        e
+        for e in mine
+        if e["name"] == "RunTask" and e.get(clock, 0) >= LONG_US and e["ts"] >= since_us
     ]
     j = 0
     for task in long_tasks:
         start, end = task["ts"], task["ts"] + task["dur"]
-        out.tasks.append(task["dur"] / 1000)
+        out.tasks.append(task[clock] / 1000)
         while j < len(mine) and mine[j]["ts"] < start:
             j += 1
         inside = []
@@ -132,11 +141,11 @@ def split_long_tasks(events: list[dict[str, Any]], since_us: float = 0.0) -> Spl
             if e is not task and e["ts"] + e["dur"] <= end + 1:
                 inside.append(e)
             k += 1
-        _attribute(task, inside, out)
+        _attribute(task, inside, out, clock)
     return out
 
 
-def _attribute(task: dict[str, Any], inside: list[dict[str, Any]], out: Split) -> None:
+def _attribute(task: dict[str, Any], inside: list[dict[str, Any]], out: Split, clock: str) -> None:
     """Self time of each event by kind; the nesting comes from the timestamps (a stack of
     the events still open), an unknown event takes its parent's kind."""
     kinds: list[str] = []
@@ -149,15 +158,24 @@ def _attribute(task: dict[str, Any], inside: list[dict[str, Any]], out: Split) -
         parent = stack[-1][1] if stack else -1
         kinds.append(KIND_OF.get(e["name"], kinds[parent] if parent >= 0 else "other"))
         child_us.append(0.0)
+        took = e.get(clock, 0)
         if parent >= 0:
-            child_us[parent] += e["dur"]
+            child_us[parent] += took
         else:
-            top_us += e["dur"]
-            out.top_names[e["name"]] += e["dur"] / 1000
+            top_us += took
+            out.top_names[e["name"]] += took / 1000
         stack.append((e["ts"] + e["dur"], i))
         if e["name"] == "Paint":
             data = e.get("args", {}).get("data", {})
-            out.paints.append((e["dur"] / 1000, int(data.get("layerId", -1)), _clip_area(data)))
+            out.paints.append((took / 1000, int(data.get("layerId", -1)), _clip_area(data)))
     for i, e in enumerate(inside):
-        out.by_kind[kinds[i]] += max(0.0, e["dur"] - child_us[i]) / 1000
-    out.by_kind["other"] += max(0.0, task["dur"] - top_us) / 1000
+        out.by_kind[kinds[i]] += max(0.0, e.get(clock, 0) - child_us[i]) / 1000
+    out.by_kind["other"] += max(0.0, task[clock] - top_us) / 1000
+
+
+def mark_ts(events: list[dict[str, Any]], name: str) -> float | None:
+    """The trace time of a ``performance.mark(name)`` (``blink.user_timing``), if any."""
+    for e in events:
+        if e.get("name") == name and "user_timing" in str(e.get("cat", "")):
+            return float(e["ts"])
+    return None
