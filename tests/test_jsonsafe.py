@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pysse.jsonsafe import MAX_DEPTH, JSONTooDeepError, loads_bounded, nesting_depth
+from pysse.jsonsafe import (
+    MAX_DEPTH,
+    JSONTooDeepError,
+    loads_bounded,
+    loads_bounded_steps,
+    nesting_depth,
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
@@ -64,3 +70,21 @@ def test_exactly_max_depth_parses_and_many_strings_stay_linear() -> None:
     t = time.perf_counter()
     assert loads_bounded(hostile) == [json.loads(hostile)[0]]
     assert time.perf_counter() - t < 2.0
+
+
+def test_in_steps_a_long_text_pauses_and_parses_the_same() -> None:
+    text = json.dumps([{"text": "[x](y) " * 50, "n": [i, {"k": [i]}]} for i in range(400)])
+    steps = loads_bounded_steps(text, chunk=4096)
+    pauses = 0
+    while True:
+        try:
+            next(steps)
+            pauses += 1
+        except StopIteration as done:
+            value = done.value
+            break
+    assert value == json.loads(text)
+    assert pauses >= len(text) // 4096 // 2  # about a pause per chunk of the depth scan
+    deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    with pytest.raises(JSONTooDeepError):
+        list(loads_bounded_steps(deep, chunk=8))
