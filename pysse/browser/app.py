@@ -27,6 +27,7 @@ from .chats import ChatList
 from .dom import PAUSES, Listeners, attr, q, spawn
 from .inspector_panel import InspectorPanel
 from .log_view import LogView
+from .restore import Restorer
 from .scroll import ScrollBinding
 from .settings_form import SettingsForm
 from .turn import Turn
@@ -54,6 +55,7 @@ class App:
         self._mds: dict[frozenset[str], Any] = {}
         self.form = SettingsForm(self)
         self.inspector = InspectorPanel(self)
+        self.restorer = Restorer(self)
         self.view = LogView(self)
         self.chats = ChatList(self)
         self.actions = Actions(self)
@@ -84,6 +86,13 @@ class App:
 
     def turn_finished(self, turn: Turn) -> None:
         self.answers.turn_finished(turn)
+        conv = self.chats.convs.get(turn.chat_id)
+        if conv is None or turn.replay:
+            return
+        msg = conv.messages.get(turn.message_id)
+        hosts = next((h for h, md in self._mds.items() if md is turn.md.md), None)
+        if msg is not None and hosts is not None and msg.text == turn.text:
+            self.restorer.save(conv.id, msg, turn.md.html, hosts)  # a reload need not parse it
 
     async def boot(self, early: list[str]) -> None:
         """Load the chats (the open one is shown again after a reload), then take messages."""
@@ -258,8 +267,10 @@ class App:
             bubble.remove()
         self.answers.queue.clear()
         self.actions.editing = None
-        self.view.show(conv)
+        # The log is shown before it is filled: hidden (the welcome screen), it has no height,
+        # and the end of the chat could not be scrolled to.
         self.view.set_empty(not conv.messages)
+        self.view.show(conv)
         self.chats.set_current(conv)
         self.update_stop()
         if conv.id not in self.answers.recordings:
@@ -379,6 +390,11 @@ class App:
                 "sliced_pauses": PAUSES[0],
                 "turns": [t.timing() for t in self.answers.turns],
                 "chats": len(self.chats.rows),
+                "restored": {
+                    "from_cache": self.restorer.from_cache,
+                    "from_markdown": self.restorer.from_markdown,
+                    "waiting": len(self.restorer.order),
+                },
                 "storage": self.chats.store.ok,
             }
         )
