@@ -38,6 +38,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from pysse.providers import ProviderName
 from pysse.server import demo
 from pysse.server.app import create_app
 from pysse.server.config import RelayConfig
@@ -60,7 +61,7 @@ from .phone_page import (
 from .trace_split import KINDS, mark_ts, split_long_tasks
 
 KEYS = string.ascii_lowercase
-FMT = "openai-chat"
+FMT: ProviderName = "openai-chat"
 CHAT_TITLE = "Question 0: explain part 0 in detail"
 SETTLE_MS = 1000  # after an answer ends: its save, the last highlight slices
 Row = dict[str, float]
@@ -108,6 +109,7 @@ class Bench:
 
     def page(self, base: str, rate: float) -> tuple[Any, Any, Throttle]:
         ctx = self.browser.new_context()
+        ctx.set_default_timeout(600_000)  # a baseline page at 4x freezes for many seconds
         page = ctx.new_page()
         page.add_init_script(INIT)
         page.goto(base + "/")
@@ -126,7 +128,10 @@ class Bench:
         return t0
 
     def type_until(self, page: Any, done_js: str, timeout_s: float = 600) -> int:
-        """A key every 150 ms until ``done_js`` is true; the number of keys sent."""
+        """A key every 150 ms, into the prompt, until ``done_js`` is true; the number of keys
+        sent. (Into the prompt: a key that changes nothing on screen has no next paint, and
+        Event Timing then counts until whatever paints next, seconds later.)"""
+        page.focus("[data-role=prompt]")
         n, deadline = 0, time.time() + timeout_s
         while not page.evaluate(done_js) and time.time() < deadline:
             time.sleep(0.15)
@@ -190,8 +195,16 @@ class Bench:
 
     def chats(self, base: str, rate: float) -> dict[str, Row]:
         """Import, reload, open from the list and switch to a chat of 100 long answers; then
-        a long answer in it, and the page's memory."""
+        a long answer in it, and the page's memory. A step that fails ends the sequence with
+        what was measured before it."""
         out: dict[str, Row] = {}
+        try:
+            self._chats(base, rate, out)
+        except Exception as exc:
+            print(f"  chats at {rate:g}x stopped after {list(out)}: {exc!r}"[:600], flush=True)
+        return out
+
+    def _chats(self, base: str, rate: float, out: dict[str, Row]) -> None:
         ctx, page, throttle = self.page(base, rate)
         calib = throttle.loop_ms()
         n = 100
@@ -240,13 +253,13 @@ class Bench:
         page.wait_for_selector("body[data-ready='1']", timeout=300_000)
         page.wait_for_selector("body[data-warm='1']", timeout=300_000)
         long_chat = f"[data-role=chat-open] >> text={CHAT_TITLE}"
-        measure(lambda: page.click(long_chat), "open")
-        page.click("[data-role=chat-open] >> text=short chat")
+        measure(lambda: page.click(long_chat, no_wait_after=True), "open")
+        page.click("[data-role=chat-open] >> text=short chat", no_wait_after=True)
         page.wait_for_function(
             "() => document.querySelectorAll('[data-role=assistant]').length === 1"
         )
         page.wait_for_timeout(300)
-        measure(lambda: page.click(long_chat), "switch")
+        measure(lambda: page.click(long_chat, no_wait_after=True), "switch")
         # memory: a long answer streamed into the open 100-answer chat
         done_before = int(page.evaluate("window.__done.length"))
         self.send(page, self.scripts["firehose: the same in 4 chunks"], "one more")
@@ -255,13 +268,13 @@ class Bench:
         js_mib, wasm_mib = memory(page, throttle.cdp)
         out["memory"] = {"js": js_mib, "wasm": wasm_mib, "total": js_mib + wasm_mib}
         ctx.close()
-        return out
 
     # -- boot ----------------------------------------------------------------------------------
 
     def boot(self, base: str, rate: float) -> dict[str, Row]:
         out: dict[str, Row] = {}
         with persistent(self.pw) as ctx:
+            ctx.set_default_timeout(600_000)
             ctx.add_init_script(INIT)
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
             page.goto(base + "/site.json")  # this origin's renderer, to throttle before boot
@@ -419,38 +432,72 @@ SCRIPT_ORDER = stream_scripts()
 
 
 def main() -> list[str]:
+    """Run (or, with ``PYSSE_PHONE_TABLES=FILE``, only tabulate) the bench. Every measured row
+    is appended to ``PYSSE_PHONE_OUT`` (build/phone-bench.jsonl) as it comes, so a run that
+    fails or is stopped keeps what it measured, and a scenario that fails is reported and
+    skipped, not the end of the run."""
     from playwright.sync_api import sync_playwright
 
     runs = int(os.environ.get("PYSSE_BENCH_RUNS", "3"))
     parts = set(os.environ.get("PYSSE_PHONE_PARTS", "boot,stream,chats").split(","))
     rates = [float(r) for r in os.environ.get("PYSSE_PHONE_RATES", "1,4").split(",")]
-    sites = {"this branch": Path(os.environ["PYSSE_SITE"])}
-    if os.environ.get("PYSSE_SITE_BASELINE"):
-        sites = {"baseline": Path(os.environ["PYSSE_SITE_BASELINE"]), **sites}
-    print(f"load average at start: {os.getloadavg()}", flush=True)
-    streams: dict[tuple[str, str, float], list[Row]] = defaultdict(list)
-    chats: dict[tuple[str, str, float], list[Row]] = defaultdict(list)
-    boots: dict[tuple[str, str, float], list[Row]] = defaultdict(list)
-    with sync_playwright() as pw, ExitStack() as stack:
-        b = Bench(stack, pw, sites)
-        for i in range(runs):
-            for rate in rates:
-                for site, base in b.bases.items():
-                    if "boot" in parts:
-                        for kind, row in b.boot(base, rate).items():
-                            boots[kind, site, rate].append(row)
-                            _say(i, site, rate, kind, row)
-                    if "stream" in parts:
-                        for name in b.scripts:
-                            row = b.stream(base, rate, name)
-                            streams[name, site, rate].append(row)
-                            _say(i, site, rate, name, row)
-                    if "chats" in parts:
-                        for action, row in b.chats(base, rate).items():
-                            chats[action, site, rate].append(row)
-                            _say(i, site, rate, action, row)
-    print(f"load average at end: {os.getloadavg()}", flush=True)
-    out: list[str] = []
+    only_tables = os.environ.get("PYSSE_PHONE_TABLES")
+    out_path = Path(only_tables or os.environ.get("PYSSE_PHONE_OUT", "build/phone-bench.jsonl"))
+    if not only_tables:
+        sites = {"this branch": Path(os.environ["PYSSE_SITE"])}
+        if os.environ.get("PYSSE_SITE_BASELINE"):
+            sites = {"baseline": Path(os.environ["PYSSE_SITE_BASELINE"]), **sites}
+        print(f"load average at start: {os.getloadavg()}", flush=True)
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        with sync_playwright() as pw, ExitStack() as stack, out_path.open("a") as out:
+
+            def record(part: str, what: str, site: str, rate: float, i: int, row: Row) -> None:
+                line = {"part": part, "what": what, "site": site, "rate": rate, "row": row}
+                out.write(json.dumps(line) + "\n")
+                out.flush()
+                _say(i, site, rate, what, row)
+
+            b = Bench(stack, pw, sites)
+            for i in range(runs):
+                for rate in rates:
+                    for site, base in b.bases.items():
+                        jobs: list[tuple[str, str, Any]] = []
+                        if "boot" in parts:
+                            jobs.append(
+                                ("boot", "", lambda base=base, rate=rate: b.boot(base, rate))
+                            )
+                        if "stream" in parts:
+                            for name in b.scripts:
+                                jobs.append(
+                                    (
+                                        "stream",
+                                        name,
+                                        lambda base=base, rate=rate, name=name: {
+                                            name: b.stream(base, rate, name)
+                                        },
+                                    )
+                                )
+                        if "chats" in parts:
+                            jobs.append(
+                                ("chats", "", lambda base=base, rate=rate: b.chats(base, rate))
+                            )
+                        for part, name, job in jobs:
+                            try:
+                                for what, row in job().items():
+                                    record(part, what, site, rate, i, row)
+                            except Exception as exc:  # one failed scenario, not the run
+                                print(
+                                    f"  run {i} {site} {rate:g}x {part} {name} FAILED: {exc!r}"[
+                                        :600
+                                    ]
+                                )
+        print(f"load average at end: {os.getloadavg()}", flush=True)
+    res: dict[str, dict[tuple[str, str, float], list[Row]]] = defaultdict(lambda: defaultdict(list))
+    for line in out_path.read_text().splitlines():
+        d = json.loads(line)
+        res[d["part"]][d["what"], d["site"], float(d["rate"])].append(d["row"])
+    streams, chats, boots = res["stream"], res["chats"], res["boot"]
+    tables: list[str] = []
     for rows in (
         stream_table(streams, rates) if streams else [],
         split_table(streams, rates[-1]) if streams else [],
@@ -460,8 +507,8 @@ def main() -> list[str]:
     ):
         if rows:
             print("\n".join(rows), "", sep="\n", flush=True)
-            out += [*rows, ""]
-    return out
+            tables += [*rows, ""]
+    return tables
 
 
 def _say(i: int, site: str, rate: float, what: str, row: Row) -> None:

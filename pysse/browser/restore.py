@@ -152,7 +152,12 @@ class Restorer:
                         return
                     start = js.performance.now()
                     continue
-                self._step(item)
+                try:
+                    self._step(item)
+                except Exception as exc:  # never a stuck queue: the text, as text
+                    js.console.error(f"pysse: could not render answer {mid}: {exc!r}")
+                    q(".settled", item.art).textContent = item.msg.text
+                    self._done(item)
             self.app.scroll.after_render()
         finally:
             self.running = False
