@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -782,7 +783,42 @@ def cmd_bench(args: argparse.Namespace) -> int:
         examples = build_examples(BUILD / "examples")
         embed_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_EXAMPLES=str(examples))
         run([sys.executable, "-m", "bench.bench_embed"], cwd=ROOT, env=embed_env)
+    if args.only in (None, "phone"):  # issue #28: long tasks, input, memory at 1x and 4x
+        # brotli 9, as the tests' site: the page's speed, not its bytes, is measured here
+        env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(build_site()))
+        if args.baseline:
+            env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
+        run([sys.executable, "-m", "bench.bench_phone"], cwd=ROOT, env=env)
     return 0
+
+
+def baseline_site(ref: str) -> Path:
+    """The site as git revision ``ref`` builds it (for a benchmark's side-by-side baseline):
+    its files from ``git archive``, built by its own build.py (``build_site``, as the tests
+    build) with this venv and this cache (both keyed by content hashes), kept in build/ per
+    commit."""
+    sha = subprocess.run(
+        ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    out = BUILD / f"baseline-{sha[:12]}"
+    if (out / "index.html").exists():
+        return out
+    src = BUILD / f"baseline-src-{sha[:12]}"
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    log(f"building the baseline site of {ref} ({sha[:12]}) in {out.relative_to(ROOT)}")
+    archive = subprocess.run(["git", "archive", sha], cwd=ROOT, check=True, capture_output=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(src, filter="data")
+    (src / ".cache").symlink_to(CACHE)
+    env = dict(os.environ, PYSSE_BUILD_IN_VENV="1")
+    code = "import sys, build; from pathlib import Path; build.build_site(Path(sys.argv[1]))"
+    run([sys.executable, "-c", code, str(out)], cwd=src, env=env)
+    return out
 
 
 def cmd_screenshots(args: argparse.Namespace) -> int:
@@ -848,7 +884,22 @@ def main() -> int:
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument(
         "--only",
-        choices=["parser", "markdown", "relay", "resume", "scale", "boot", "browser", "embed"],
+        choices=[
+            "parser",
+            "markdown",
+            "relay",
+            "resume",
+            "scale",
+            "boot",
+            "browser",
+            "embed",
+            "phone",
+        ],
+    )
+    b.add_argument(
+        "--baseline",
+        metavar="REF",
+        help="phone: also measure the site git revision REF builds, side by side",
     )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)

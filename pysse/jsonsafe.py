@@ -17,9 +17,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Generator
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JSONTooDeepError", "loads_bounded", "nesting_depth"]
+__all__ = [
+    "MAX_DEPTH",
+    "JSONTooDeepError",
+    "loads_bounded",
+    "loads_bounded_steps",
+    "nesting_depth",
+]
 
 MAX_DEPTH = 128  # far beyond any provider payload or chat request, far below any stack limit
 
@@ -47,8 +54,19 @@ def _text(data: str | bytes | bytearray) -> str:
 def nesting_depth(text: str | bytes | bytearray, stop_above: int | None = None) -> int:
     """The deepest array/object nesting in a JSON text (brackets inside strings ignored).
     Counting stops early once it is above ``stop_above``."""
+    scan = _depth_steps(_text(text), stop_above, len(text) + 1)
+    while True:
+        try:
+            next(scan)
+        except StopIteration as done:
+            return int(done.value)
+
+
+def _depth_steps(text: str, stop_above: int | None, chunk: int) -> Generator[None, None, int]:
+    """``nesting_depth``, yielding after each ``chunk`` characters scanned."""
     depth = deepest = 0
-    for m in _TOKENS.finditer(_text(text)):
+    next_pause = chunk
+    for m in _TOKENS.finditer(text):
         c = m.group()
         if c in "[{":
             depth += 1
@@ -58,6 +76,9 @@ def nesting_depth(text: str | bytes | bytearray, stop_above: int | None = None) 
                     return deepest
         elif c in "]}":
             depth = max(depth - 1, 0)
+        if m.end() >= next_pause:
+            next_pause = m.end() + chunk
+            yield
     return deepest
 
 
@@ -66,9 +87,27 @@ def loads_bounded(
 ) -> Any:
     """``json.loads(data, **json_options)``, but a ``JSONTooDeepError`` (a ``ValueError``) when
     the text nests deeper than ``max_depth``, decided before any parsing."""
+    steps = loads_bounded_steps(data, max_depth, **json_options)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def loads_bounded_steps(
+    data: str | bytes | bytearray,
+    max_depth: int = MAX_DEPTH,
+    chunk: int = 1 << 16,
+    **json_options: Any,
+) -> Generator[None, None, Any]:
+    """``loads_bounded`` in steps, for a page that must not freeze on a long text (a chat of
+    100 long answers is ~700 KB): it yields after each ``chunk`` characters of the depth scan
+    and before the parse (one C call), and returns the parsed value."""
     text = _text(data)
     if text.count("[") + text.count("{") > max_depth:
-        depth = nesting_depth(text, stop_above=max_depth)
+        depth = yield from _depth_steps(text, max_depth, chunk)
         if depth > max_depth:
             raise JSONTooDeepError(depth, max_depth)
+    yield
     return json.loads(text, **json_options)

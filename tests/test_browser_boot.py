@@ -56,6 +56,7 @@ def test_boots_from_the_snapshot_with_every_page_module_in_it(make_page: Any, si
     page = p.open()
     assert boot_info(page) == {"path": "snapshot", "snapshotError": None}
     assert page.inner_text("[data-role=boot-text]") == "Ready"
+    page.wait_for_selector("body[data-warm='1']")  # the idle warm-up's imports (math) done
     modules = set(page.evaluate(MODULES))
     assert wheel_modules(site) - modules == set()  # derived, not a hand-kept list
     assert {"markdown_it", "pygments.lexers.python", "pygments.formatters.html"} <= modules

@@ -13,7 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pysse import jsonsafe
-from pysse.jsonsafe import MAX_DEPTH, JSONTooDeepError, loads_bounded, nesting_depth
+from pysse.jsonsafe import (
+    MAX_DEPTH,
+    JSONTooDeepError,
+    loads_bounded,
+    loads_bounded_steps,
+    nesting_depth,
+)
 
 TOKENS = jsonsafe._TOKENS
 
@@ -95,3 +101,21 @@ def test_exactly_max_depth_parses_and_many_strings_stay_linear(tokens: CountingT
     hostile = '["' + '\\"[' * 200_000 + '"]'  # many brackets, all inside one string
     assert loads_bounded(hostile) == [json.loads(hostile)[0]]
     assert tokens.seen == 3  # the string is one token, skipped whole by the regex (in C)
+
+
+def test_in_steps_a_long_text_pauses_and_parses_the_same() -> None:
+    text = json.dumps([{"text": "[x](y) " * 50, "n": [i, {"k": [i]}]} for i in range(400)])
+    steps = loads_bounded_steps(text, chunk=4096)
+    pauses = 0
+    while True:
+        try:
+            next(steps)
+            pauses += 1
+        except StopIteration as done:
+            value = done.value
+            break
+    assert value == json.loads(text)
+    assert pauses >= len(text) // 4096 // 2  # about a pause per chunk of the depth scan
+    deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    with pytest.raises(JSONTooDeepError):
+        list(loads_bounded_steps(deep, chunk=8))

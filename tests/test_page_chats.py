@@ -9,10 +9,12 @@ import pytest
 from pysse.page.chats import (
     IMPORT_MAX,
     ChatSummary,
+    conversation_json_steps,
     export_filename,
     export_json,
     new_chat_id,
     parse_import,
+    parse_import_steps,
     sort_chats,
 )
 from pysse.page.conversation import Conversation, ImportError_
@@ -68,3 +70,45 @@ def test_export_then_import_gives_the_same_chat_under_a_free_id() -> None:
 def test_import_says_what_is_wrong(text: str, why: str) -> None:
     with pytest.raises(ImportError_, match=why):
         parse_import(text, set())
+
+
+def test_a_long_chat_imports_in_steps_with_the_same_result() -> None:
+    c = Conversation("c9")
+    for i in range(60):
+        u = c.add_user(f"q{i} [a](https://e.example/{i})")
+        a = c.start_answer(u.id)
+        c.finish(a.id, f"answer {i} with [a link](https://e.example/{i}) " * 40, "completed")
+    text = export_json(c, {})
+    steps = parse_import_steps(text, set())
+    pauses = 0
+    while True:
+        try:
+            next(steps)
+            pauses += 1
+        except StopIteration as done:
+            back, _ = done.value
+            break
+    assert pauses >= len(text) // (1 << 16) // 2  # a turn for the page about every 64 KB
+    assert back.to_json() == parse_import(text, set())[0].to_json()
+
+
+def test_a_chat_is_encoded_in_steps_as_it_was_when_asked() -> None:
+    c = Conversation("c8")
+    for i in range(40):
+        u = c.add_user(f"q{i}")
+        c.finish(c.start_answer(u.id).id, f"answer {i} " * 50, "completed")
+    before = Conversation.from_json(c.to_json()).to_json()
+    steps = conversation_json_steps(c, every=8)
+    next(steps)  # begun: the content is fixed from here
+    c.add_user("typed after the save began")
+    pauses = 1
+    while True:
+        try:
+            next(steps)
+            pauses += 1
+        except StopIteration as done:
+            text = done.value
+            break
+    assert pauses >= 80 // 8 - 1  # 80 messages, a pause every 8
+    back = Conversation.from_json(json.loads(text))
+    assert back.to_json() == before  # 80 messages: not the one added after it began

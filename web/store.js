@@ -3,8 +3,8 @@
 // resolve when their transaction commits, so a full disk (QuotaExceededError) is an error here,
 // not a silent loss.
 const DB = "pysse";
-const VERSION = 1;
-const STORES = ["chats", "bodies", "recordings", "meta"];
+const VERSION = 2; // 2: "html", each finished answer's rendered HTML (a cache)
+const STORES = ["chats", "bodies", "recordings", "meta", "html"];
 let db = null;
 
 export function open() {
@@ -65,6 +65,16 @@ export const delPrefix = (store, prefix) => run(store, "readwrite",
   (t) => t.objectStore(store).delete(IDBKeyRange.bound(prefix, prefix + "\uffff")));
 export const getPrefix = (store, prefix) => run(store, "readonly",
   (t) => t.objectStore(store).getAll(IDBKeyRange.bound(prefix, prefix + "\uffff")));
+export const keysPrefix = (store, prefix) => run(store, "readonly",
+  (t) => t.objectStore(store).getAllKeys(IDBKeyRange.bound(prefix, prefix + "\uffff")));
+// Several keys' values in one transaction (undefined where there is none), in their order.
+export function getMany(store, keys) {
+  const values = new Array(keys.length);
+  return run(store, "readonly", (t) => {
+    const os = t.objectStore(store);
+    keys.forEach((k, i) => { os.get(k).onsuccess = (e) => { values[i] = e.target.result; }; });
+  }).then(() => values);
+}
 export const clear = () => run(STORES, "readwrite", (t) => { for (const s of STORES) t.objectStore(s).clear(); });
 
-window.pysseStore = { open, get, put, del, all, keys, delPrefix, getPrefix, clear };
+window.pysseStore = { open, get, put, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };

@@ -10,7 +10,9 @@ messages on screen), ``actions`` (message actions), ``inspector_panel``.
 
 from __future__ import annotations
 
+import importlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import js
@@ -26,6 +28,7 @@ from .dom import PAUSES, Listeners, attr, q, spawn
 from .frame_loop import LOOP
 from .inspector_panel import InspectorPanel
 from .log_view import LogView
+from .restore import Restorer
 from .scroll import ScrollBinding
 from .settings_form import SettingsForm
 from .turn import Turn
@@ -34,6 +37,10 @@ __all__ = ["App"]
 
 TICK_MS = 500  # the speed line's repaint (a stall shows although nothing arrives)
 SAVE_EVERY = 4  # ticks between saves of an answer in flight (2 s)
+MATH_IMPORTS = ("zipfile", "email.utils", "email.message", "importlib.metadata")
+LATEX2MATHML = tuple(
+    f"latex2mathml{m}" for m in ("", ".tokenizer", ".symbols_parser", ".walker", ".converter")
+)
 
 
 class App:
@@ -53,6 +60,7 @@ class App:
         self._mds: dict[frozenset[str], Any] = {}
         self.form = SettingsForm(self)
         self.inspector = InspectorPanel(self)
+        self.restorer = Restorer(self)
         self.view = LogView(self)
         self.chats = ChatList(self)
         self.actions = Actions(self)
@@ -80,6 +88,13 @@ class App:
 
     def turn_finished(self, turn: Turn) -> None:
         self.answers.turn_finished(turn)
+        conv = self.chats.convs.get(turn.chat_id)
+        if conv is None or turn.replay:
+            return
+        msg = conv.messages.get(turn.message_id)
+        hosts = next((h for h, md in self._mds.items() if md is turn.md.md), None)
+        if msg is not None and hosts is not None and msg.text == turn.text:
+            self.restorer.save(conv.id, msg, turn.md.html, hosts)  # a reload need not parse it
 
     async def boot(self, early: list[str]) -> None:
         """Load the chats (the open one is shown again after a reload), then take messages."""
@@ -235,8 +250,10 @@ class App:
             bubble.remove()
         self.answers.queue.clear()
         self.actions.editing = None
-        self.view.show(conv)
+        # The log is shown before it is filled: hidden (the welcome screen), it has no height,
+        # and the end of the chat could not be scrolled to.
         self.view.set_empty(not conv.messages)
+        self.view.show(conv)
         self.chats.set_current(conv)
         self.update_stop()
         if conv.id not in self.answers.recordings:
@@ -320,24 +337,38 @@ class App:
 
     def warm_up(self) -> None:
         """Pay one-time costs (markdown-it's first parse, pygments' lexer imports: ~50 ms in
-        Pyodide; latex2mathml's import and symbol table: more) while idle after boot, not in
-        the middle of the first answer's frames; one step per task."""
-        if self.answers.active:
-            js.document.body.dataset.warm = "1"
-            return
+        Pyodide; latex2mathml's import and symbol table: ~150 ms) while idle after boot, not
+        in the middle of the first answer's frames; one step per task, each well under
+        100 ms (the latex2mathml import was the longest task of a boot: issue #28)."""
         from ..render.streaming import StreamingMarkdown
 
-        md = StreamingMarkdown(md=self.md_for(frozenset()))
-        md.feed("# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n")
-        md.finish()  # highlights the fence: pygments' formatter and a lexer compiled
-        js.setTimeout(create_once_callable(self._warm_math), 30)
+        def markdown() -> None:
+            md = StreamingMarkdown(md=self.md_for(frozenset()))
+            md.feed("# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n")
+            md.finish()  # highlights the fence: pygments' formatter and a lexer compiled
 
-    def _warm_math(self) -> None:
-        if not self.answers.active:
+        def unzip() -> None:  # latex2mathml's files where it can open() them (render.math)
+            from ..render.math import _unzip_latex2mathml
+
+            _unzip_latex2mathml()
+
+        def math() -> None:
             from ..render.math import tex_to_html
 
             tex_to_html("x^2", False)
-        js.document.body.dataset.warm = "1"
+
+        # latex2mathml's __init__ asks importlib.metadata for its version: that chain of
+        # stdlib imports first, then latex2mathml, a module per task
+        imports = [lambda m=m: importlib.import_module(m) for m in MATH_IMPORTS]
+        l2m = [lambda m=m: importlib.import_module(m) for m in LATEX2MATHML]
+        self._warm_steps([markdown, *imports, unzip, *l2m, math])
+
+    def _warm_steps(self, steps: list[Callable[[], object]]) -> None:
+        if not steps or self.answers.active:
+            js.document.body.dataset.warm = "1"
+            return
+        steps[0]()
+        js.setTimeout(create_once_callable(lambda: self._warm_steps(steps[1:])), 0)
 
     # -- for tests and tools -------------------------------------------------------------------
 
@@ -356,6 +387,11 @@ class App:
                 "sliced_pauses": PAUSES[0],
                 "turns": [t.timing() for t in self.answers.turns],
                 "chats": len(self.chats.rows),
+                "restored": {
+                    "from_cache": self.restorer.from_cache,
+                    "from_markdown": self.restorer.from_markdown,
+                    "waiting": len(self.restorer.order),
+                },
                 "storage": self.chats.store.ok,
             }
         )

@@ -4,6 +4,7 @@ change through to storage (``storage.py``); the rules are in ``page.chats``."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 from typing import TYPE_CHECKING, Any
 
@@ -15,10 +16,10 @@ from ..page.chats import (
     export_filename,
     export_json,
     new_chat_id,
-    parse_import,
+    parse_import_steps,
 )
 from ..page.conversation import Conversation, ImportError_
-from .dom import attr, download, q, spawn
+from .dom import attr, download, q, run_sliced, spawn
 from .storage import ChatStore
 
 if TYPE_CHECKING:
@@ -226,12 +227,14 @@ class ChatList:
                 f"Could not import {file.name}: larger than {IMPORT_MAX >> 20} MiB."
             )
             return
-        try:
-            conv, recs = parse_import(str(await file.text()), set(self.rows))
+        text = str(await file.text())
+        try:  # in slices: a long chat's file must not freeze the page (issue #28)
+            conv, recs = await run_sliced(parse_import_steps(text, set(self.rows)))
         except ImportError_ as exc:
             self.app.show_notice(f"Could not import {file.name}: {exc}")
             return
         self.convs[conv.id] = conv
+        await asyncio.sleep(0)  # the parse, the save and the first paint: a task each
         self.save(conv)
         for mid, rec in recs.items():
             spawn(self.store.save_recording(conv.id, mid, rec))

@@ -1,7 +1,8 @@
 """The conversation on screen: the selected path of a ``Conversation`` as articles in the log,
-live answers where they stream, restored answers rendered once from their stored text, each
-message's footer (versions ‹ n/m ›, status, speed, actions) kept in step with the chat's state,
-and the welcome screen when there is nothing yet.
+live answers where they stream, restored answers (placeholders at once, rendered afterwards,
+newest and visible first, by ``restore.Restorer``), each message's footer (versions ‹ n/m ›,
+status, speed, actions) kept in step with the chat's state, and the welcome screen when there
+is nothing yet.
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import js
+from pyodide.ffi import create_once_callable
 
 from ..page.conversation import Conversation, Message
 from ..page.message_view import actions, state_label, versions_label
-from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter, SpeedView
 from .dom import attr, q
 
@@ -40,6 +41,10 @@ def usage_text(usage: tuple[int | None, int | None] | None) -> str:
     return " · ".join(parts) + " tokens" if parts else ""
 
 
+FIRST_SHOWN = 6  # messages put on screen at once; the older ones follow in slices
+BUILD_MS = 8.0  # work per slice while the older messages are put in
+
+
 class LogView:
     def __init__(self, app: App) -> None:
         self.app = app
@@ -47,27 +52,101 @@ class LogView:
         self.chat_id = ""
         # id -> (state, text, detail, element)
         self._restored: dict[str, tuple[str, str, str, Any]] = {}
+        # id -> (element, actions shown, version position, count): what its footer shows
+        self._footers: dict[str, tuple[Any, frozenset[str], int, int]] = {}
+        self._templates: dict[str, Any] = {}
+        self._older: list[Message] = []  # not on screen yet: put in before self._anchor
+        self._anchor: Any = None
+        self._build_gen = 0
+        self._anchoring = bool(js.CSS.supports("overflow-anchor", "auto"))
 
     def _clone(self, template: str) -> Any:
-        return q(template).content.firstElementChild.cloneNode(True)
+        if template not in self._templates:
+            self._templates[template] = q(template).content.firstElementChild
+        return self._templates[template].cloneNode(True)
 
     # -- building ------------------------------------------------------------------------------
 
     def show(self, conv: Conversation) -> None:
-        """Put the conversation's selected path on screen (a switch, a version, a reload)."""
+        """Put the conversation's selected path on screen (a switch, a version, a reload).
+        What is already on screen and stays (the path before a changed version) is left
+        alone; of the rest, the newest ``FIRST_SHOWN`` messages go in now and the older ones
+        in slices (a chat of 100 long answers never builds in one task)."""
         switched = conv.id != self.chat_id
         if switched:
             self.chat_id = conv.id
             self._restored.clear()
+            self._footers.clear()
+            self.app.restorer.reset(conv.id)
         top = self.log.scrollTop
-        els = [self.element(m) for m in conv.path()]
-        self.log.replaceChildren(*els)
+        path = conv.path()
+        keep = 0 if switched else self._kept(path)
+        rest = path[keep:]
+        self._older, new = rest[:-FIRST_SHOWN], rest[-FIRST_SHOWN:]
+        els = [self.element(m) for m in new]
+        children = self.log.children
+        while children.length > keep:
+            children[children.length - 1].remove()
+        self.log.append(*els)
+        self._anchor = els[0] if els and self._older else None
+        for msg, el in zip(new, els, strict=True):
+            if attr(el, "data-pending"):  # kept from an earlier show, not rendered yet
+                self.app.restorer.add(el, msg)
         self.refresh(conv)
         if switched:  # another chat: its end; another version: stay where the reader is
             self.app.scroll.reset()
             self.app.scroll.follow()
         else:
             self.log.scrollTop = top
+        self._build_gen += 1
+        if self._older:
+            self._schedule_build(conv, self._build_gen)
+
+    def _kept(self, path: list[Message]) -> int:
+        """How many elements at the start of the log already show ``path``'s messages."""
+        children = self.log.children
+        n = 0
+        for msg in path:
+            if n >= children.length:
+                break
+            el = children[n]
+            if attr(el, "data-id") != msg.id:
+                break
+            if msg.role == "user":
+                if q(".edit-box", el) is not None:
+                    break
+            elif el != self.element(msg):  # JS identity (Pyodide compares with ===)
+                break
+            n += 1
+        return n
+
+    def _schedule_build(self, conv: Conversation, gen: int) -> None:
+        js.setTimeout(create_once_callable(lambda: self._build_older(conv, gen)), 0)
+
+    def _build_older(self, conv: Conversation, gen: int) -> None:
+        """Put in the next older messages (newest of them first), above what is shown."""
+        if gen != self._build_gen or conv.id != self.chat_id or self._anchor is None:
+            return
+        start = js.performance.now()
+        log = self.log
+        height = log.scrollHeight
+        batch: list[tuple[Message, Any]] = []
+        while self._older and js.performance.now() - start < BUILD_MS:
+            msg = self._older.pop()
+            batch.append((msg, self.element(msg)))
+        for _, el in batch:
+            log.insertBefore(el, self._anchor)
+            self._anchor = el
+        for msg, el in batch:
+            self._refresh_one(conv, el, msg, self.app.busy(conv.id))
+        if self.app.scroll.follower.following:
+            self.app.scroll.after_render()
+        elif not self._anchoring:  # Safari: keep the reader's view where it was
+            log.scrollTop = log.scrollTop + (log.scrollHeight - height)
+        if self._older:
+            self._schedule_build(conv, gen)
+        else:
+            self._anchor = None
 
     def element(self, msg: Message) -> Any:
         if msg.role == "user":
@@ -78,32 +157,35 @@ class LogView:
     def user(self, msg: Message, queued: bool = False) -> Any:
         art = self._clone("#user-template")
         q(".content", art).textContent = msg.text  # never HTML
-        art.dataset.id = msg.id
+        art.setAttribute("data-id", msg.id)
         if queued:
-            art.dataset.queued = "1"
+            art.setAttribute("data-queued", "1")
         return art
 
     def new_assistant(self) -> Any:
         return self._clone("#assistant-template")
 
     def restored(self, msg: Message) -> Any:
-        """A finished answer from storage: rendered once, as its final state (and kept, so
-        switching versions does not render it again)."""
+        """A finished answer from storage, as its final state: a placeholder now, rendered
+        soon (``restore.Restorer``), and kept, so switching versions does not render it
+        again."""
         cached = self._restored.get(msg.id)
         if cached is not None and cached[:3] == (msg.state, msg.text, msg.detail):
             return cached[3]
-        from ..render.markdown import render  # see App.md_for
-
         art = self._clone("#assistant-template")
-        art.dataset.id = msg.id
-        art.dataset.state = msg.state
-        art.dataset.text = msg.text
+        art.setAttribute("data-id", msg.id)
+        art.setAttribute("data-state", msg.state)
+        art.setAttribute("data-text", msg.text)
         art.removeAttribute("aria-busy")
-        md = self.app.md_for(image_hosts(self.app.settings))
-        q(".settled", art).innerHTML = render(msg.text, md)
+        if msg.text:
+            self.app.restorer.placeholder(art, msg)
         q(".status", art).textContent = msg.detail or state_label(msg.state)
-        self.show_speed(art, SpeedMeter.from_summary(msg.speed))
-        q(".usage", art).textContent = usage_text(msg.usage)
+        view = SpeedMeter.from_summary(msg.speed)
+        if view is not None and view.text:  # (the template's speed line is empty)
+            q("[data-role=speed]", art).textContent = view.text
+        usage = usage_text(msg.usage)
+        if usage:
+            q(".usage", art).textContent = usage
         self._restored[msg.id] = (msg.state, msg.text, msg.detail, art)
         return art
 
@@ -114,28 +196,36 @@ class LogView:
         busy = self.app.busy(conv.id)
         for art in self.log.querySelectorAll("article[data-id]"):
             msg = conv.messages.get(attr(art, "data-id"))
-            if msg is None:
-                continue
-            pos, count = conv.versions(msg.id)
-            state = (attr(art, "data-state") or msg.state) if msg.role == "assistant" else ""
-            shown = actions(
+            if msg is not None:
+                self._refresh_one(conv, art, msg, busy)
+
+    def _refresh_one(self, conv: Conversation, art: Any, msg: Message, busy: bool) -> None:
+        pos, count = conv.versions(msg.id)
+        state = (attr(art, "data-state") or msg.state) if msg.role == "assistant" else ""
+        shown = frozenset(
+            actions(
                 msg.role,
                 state,
                 busy=busy,
                 has_text=bool(msg.text or attr(art, "data-text")),
                 versions=count,
             )
-            for action, role in ACTION_ROLES.items():
-                btn = q(f"[data-role={role}]", art)
-                if btn is not None:
-                    btn.hidden = action not in shown
-            versions = q("[data-role=versions]", art)
-            versions.hidden = "versions" not in shown
-            if count > 1:
-                q(".count", versions).textContent = versions_label(pos, count)
-                versions.setAttribute("aria-label", f"version {pos} of {count}")
-                q("[data-role=version-prev]", versions).disabled = pos <= 1
-                q("[data-role=version-next]", versions).disabled = pos >= count
+        )
+        before = self._footers.get(msg.id)
+        if before is not None and before[1:] == (shown, pos, count) and before[0] == art:
+            return  # as it is on screen already
+        self._footers[msg.id] = (art, shown, pos, count)
+        for action, role in ACTION_ROLES.items():
+            btn = q(f"[data-role={role}]", art)
+            if btn is not None:
+                btn.hidden = action not in shown
+        versions = q("[data-role=versions]", art)
+        versions.hidden = "versions" not in shown
+        if count > 1:
+            q(".count", versions).textContent = versions_label(pos, count)
+            versions.setAttribute("aria-label", f"version {pos} of {count}")
+            q("[data-role=version-prev]", versions).disabled = pos <= 1
+            q("[data-role=version-next]", versions).disabled = pos >= count
 
     def show_speed(self, art: Any, view: SpeedView | None) -> None:
         q("[data-role=speed]", art).textContent = view.text if view else ""

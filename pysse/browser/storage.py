@@ -4,7 +4,9 @@ words (``page.chats.storage_problem``), and nothing is lost from the page.
 
 Stores: ``chats`` (the list's rows, cheap to list), ``bodies`` (each conversation's JSON),
 ``recordings`` (``chat/message`` → metadata JSON + the bytes), ``meta`` (the open chat, the
-recordings' index for the total cap).
+recordings' index for the total cap), ``html`` (``chat/message/key`` → a finished answer's
+rendered HTML, a cache: ``page.restore.cache_key``; the key in the name, so which answers are
+cached is known without reading any HTML).
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from typing import Any
 import js
 from pyodide.ffi import JsException, to_js
 
-from ..jsonsafe import loads_bounded
-from ..page.chats import ChatSummary, storage_problem
+from ..jsonsafe import loads_bounded, loads_bounded_steps
+from ..page.chats import ChatSummary, conversation_json_steps, storage_problem
 from ..page.conversation import Conversation, ImportError_
 from ..page.recording import TOTAL_MAX, Recording, RecordingError, evict
-from .dom import js_obj
+from .dom import js_obj, run_sliced
 
 __all__ = ["ChatStore"]
 
@@ -36,6 +38,7 @@ class ChatStore:
         self.on_problem = on_problem
         self.ok = False
         self.problem = ""
+        self._saves: dict[str, int] = {}  # chat id -> the number of its latest save
 
     def _fail(self, exc: BaseException) -> None:
         name = str(getattr(exc, "name", "") or type(exc).__name__)
@@ -85,21 +88,57 @@ class ChatStore:
         raw = await self._call("get", "bodies", chat_id)
         if raw is None:
             return None
-        try:
-            return Conversation.from_json(loads_bounded(str(raw)))
+        try:  # in slices: a long chat's body is a few 100 KB (issue #28)
+            obj = await run_sliced(loads_bounded_steps(str(raw)))
+            return Conversation.from_json(obj)
         except (ValueError, ImportError_):
             return None  # a damaged record: the chat is skipped, the page goes on
 
     async def save_chat(self, conv: Conversation) -> None:
-        await self._call("put", "bodies", conv.id, json.dumps(conv.to_json()))
-        await self._call("put", "chats", conv.id, json.dumps(ChatSummary.of(conv).to_json()))
+        """Write a conversation through, encoded in slices (``conversation_json_steps``).
+        Saves of one chat may overlap: only the latest one asked for is written."""
+        self._saves[conv.id] = seq = self._saves.get(conv.id, 0) + 1
+        row = json.dumps(ChatSummary.of(conv).to_json())
+        body = await run_sliced(conversation_json_steps(conv))
+        if self._saves.get(conv.id) != seq:
+            return  # a newer save of this chat is under way: it writes
+        await self._call("put", "bodies", conv.id, body)
+        await self._call("put", "chats", conv.id, row)
 
     async def delete_chat(self, chat_id: str) -> None:
         await self._call("del", "chats", chat_id)
         await self._call("del", "bodies", chat_id)
         await self._call("delPrefix", "recordings", chat_id + "/")
+        await self._call("delPrefix", "html", chat_id + "/")
         index = [row for row in await self._index() if not row[0].startswith(chat_id + "/")]
         await self._call("put", "meta", "recordings", json.dumps(index))
+
+    # -- rendered HTML (a cache) ---------------------------------------------------------------
+
+    async def html_keys(self, chat_id: str) -> dict[str, str]:
+        """Message id -> the key its cached HTML was rendered under, for one chat."""
+        found = await self._call("keysPrefix", "html", chat_id + "/")
+        out: dict[str, str] = {}
+        for name in found or []:
+            parts = str(name).split("/")
+            if len(parts) == 3:
+                out[parts[1]] = parts[2]
+        return out
+
+    async def load_html(self, chat_id: str, wanted: list[tuple[str, str]]) -> dict[str, str]:
+        """The cached HTML of ``(message id, key)`` pairs; absent where there is none."""
+        names = [f"{chat_id}/{mid}/{key}" for mid, key in wanted]
+        values = await self._call("getMany", "html", to_js(names))
+        out: dict[str, str] = {}
+        for (mid, _), value in zip(wanted, values or [], strict=False):
+            if isinstance(value, str):
+                out[mid] = value
+        return out
+
+    async def save_html(self, chat_id: str, message_id: str, key: str, html: str) -> None:
+        """Cache an answer's HTML under ``key``, replacing what it had under any other key."""
+        await self._call("delPrefix", "html", f"{chat_id}/{message_id}/")
+        await self._call("put", "html", f"{chat_id}/{message_id}/{key}", html)
 
     async def delete_all(self) -> None:
         await self._call("clear")

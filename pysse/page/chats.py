@@ -9,20 +9,23 @@ import json
 import re
 import secrets
 import time
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsonsafe import loads_bounded
+from ..jsonsafe import loads_bounded_steps
 from .conversation import Conversation, ImportError_
 from .recording import Recording, RecordingError, recordings_from_json, recordings_to_json
 
 __all__ = [
     "IMPORT_MAX",
     "ChatSummary",
+    "conversation_json_steps",
     "export_filename",
     "export_json",
     "new_chat_id",
     "parse_import",
+    "parse_import_steps",
     "sort_chats",
     "storage_problem",
 ]
@@ -90,17 +93,48 @@ def export_json(conv: Conversation, recordings: dict[str, Recording]) -> str:
     return json.dumps(doc, ensure_ascii=False)
 
 
+def conversation_json_steps(conv: Conversation, every: int = 16) -> Generator[None, None, str]:
+    """``json.dumps(conv.to_json())`` (as JSON: the same value, messages last) in steps of
+    ``every`` messages: a chat of 100 long answers is ~700 KB to encode, ~80 ms in one task
+    on a phone-class CPU, and it is written through on every change. The content is taken when
+    the generator starts, so later changes to ``conv`` do not mix in."""
+    doc = conv.to_json()
+    messages = doc.pop("messages")
+    parts: list[str] = []
+    for i, message in enumerate(messages):
+        parts.append(json.dumps(message))
+        if i % every == every - 1:
+            yield
+    head = json.dumps(doc)
+    return f'{head[:-1]}, "messages": [{", ".join(parts)}]}}'
+
+
 def parse_import(text: str, taken: set[str]) -> tuple[Conversation, dict[str, Recording]]:
     """A chat from an exported file, checked; ``ImportError_`` says what is wrong with it.
     It gets a new id when ``taken`` (the ids in the list) already has its id, so an import
     never replaces a chat."""
+    steps = parse_import_steps(text, taken)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+def parse_import_steps(
+    text: str, taken: set[str]
+) -> Generator[None, None, tuple[Conversation, dict[str, Recording]]]:
+    """``parse_import`` in steps (a long chat's file is a few 100 KB: the page reads it in
+    slices, ``browser.dom.run_sliced``)."""
     if len(text) > IMPORT_MAX:
         raise ImportError_(f"the file is larger than {IMPORT_MAX >> 20} MiB")
     try:
-        obj = loads_bounded(text)
+        obj = yield from loads_bounded_steps(text)
     except ValueError as exc:
         raise ImportError_(f"not a JSON file ({exc})") from None
+    yield
     conv = Conversation.from_json(obj)
+    yield
     try:
         recs = recordings_from_json(obj.get("recordings"), set(conv.messages))
     except RecordingError as exc:
