@@ -92,9 +92,10 @@ class App:
         if conv is None or turn.replay:
             return
         msg = conv.messages.get(turn.message_id)
-        hosts = next((h for h, md in self._mds.items() if md is turn.md.md), None)
-        if msg is not None and hosts is not None and msg.text == turn.text:
-            self.restorer.save(conv.id, msg, turn.md.html, hosts)  # a reload need not parse it
+        sm = turn.call.md  # the answer's StreamingMarkdown
+        hosts = next((h for h, md in self._mds.items() if sm is not None and md is sm.md), None)
+        if sm is not None and msg is not None and hosts is not None and msg.text == turn.text:
+            self.restorer.save(conv.id, msg, sm.html, hosts)  # a reload need not parse it
 
     async def boot(self, early: list[str]) -> None:
         """Load the chats (the open one is shown again after a reload), then take messages."""
