@@ -36,7 +36,7 @@ EXAMPLES = [(name, f) for name, f in ALL if needs(f) == ["sse_server"]]
 def test_the_page_has_examples() -> None:
     assert all(examples_in(block) for block in BLOCKS)  # a test in every block
     assert len(EXAMPLES) >= 3
-    assert all(needs(f) in (["sse_server"], ["page", "sse_server"]) for _, f in ALL)
+    assert all(needs(f) in (["sse_server"], ["page", "app_url", "sse_server"]) for _, f in ALL)
 
 
 @pytest.mark.parametrize(("name", "example"), EXAMPLES, ids=[n for n, _ in EXAMPLES])
