@@ -20,22 +20,18 @@ Why it is shaped the way it is:
 * **Bounded memory.** A line longer than ``max_line_bytes`` raises before it is buffered past
   the cap, whatever the chunking; so does an event whose data lines add up to more than
   ``max_event_bytes`` (counted in decoded characters, which never exceed the bytes).
-* **``retry:`` of any length.** The spec sets the reconnection time from any run of ASCII
-  digits, however long. ``int()`` refuses more than 4,300 digits (and is quadratic below
-  that), so the digits are counted first: up to :data:`RETRY_DIGITS` significant digits the
-  value is exact; a longer one (more than 10**4299 ms) is kept as :data:`RETRY_SATURATED`,
-  which is larger than every exact value. It never raises and never depends on chunking;
-  whoever waits the delay caps it (``pysse.page.reconnect`` caps it at its outage bound).
+* **``retry:`` of any length** sets the reconnection time, never raises and never depends on
+  chunking (``pysse.sse_retry``).
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 from .errors import EventTooLargeError, LineTooLongError, SSEProtocolError
+from .sse_retry import RETRY_DIGITS, RETRY_SATURATED, retry_value
 
 __all__ = ["RETRY_DIGITS", "RETRY_SATURATED", "Bytes", "SSEEvent", "SSEParser"]
 
@@ -44,24 +40,6 @@ Bytes = bytes | bytearray | memoryview
 _BOM = b"\xef\xbb\xbf"
 _BIG = 1 << 15  # a pending line this long is decoded on its own (see _feed)
 _LINE_END = re.compile(rb"\r\n|\r|\n")
-
-RETRY_DIGITS: int = 4300
-"""``retry:`` values are exact up to this many significant digits: CPython's default limit for
-``int(str)``, past which a delay is over 10**4299 ms anyway."""
-RETRY_SATURATED: int = 10**RETRY_DIGITS
-"""What ``SSEParser.retry`` holds for a ``retry:`` with more than :data:`RETRY_DIGITS`
-significant digits: larger than every exact value, so every cap still applies."""
-
-
-def _retry_value(digits: str) -> int:
-    """The reconnection time a ``retry:`` field of ASCII digits sets (see the module docstring):
-    counted before it is converted, so no length can make ``int()`` raise or take long."""
-    significant = digits.lstrip("0")
-    # The interpreter's own limit may be lower (PYTHONINTMAXSTRDIGITS; 0 means none).
-    limit = min(RETRY_DIGITS, sys.get_int_max_str_digits() or RETRY_DIGITS)
-    if len(significant) > limit:
-        return RETRY_SATURATED
-    return int(significant or "0")
 
 
 class SSEEvent(NamedTuple):
@@ -460,7 +438,7 @@ class SSEParser:
                 if "\x00" not in value:
                     self._id_buf = value
             elif field == "retry" and value.isascii() and value.isdigit():
-                self.retry = _retry_value(value)  # any length, never raises
+                self.retry = retry_value(value)  # any length, never raises
             # any other field name is ignored, as the spec requires
         if len(data) > held:  # the event still being built grew: keep its size bounded
             self._data_size += sum(map(len, data[held:])) + len(data) - held
