@@ -13,13 +13,13 @@ from pyodide.ffi import JsException
 from .dom import attr, flash, q, spawn
 
 if TYPE_CHECKING:
-    from .app import App
+    from .ports import ActionsHost
 
 __all__ = ["Actions"]
 
 
 class Actions:
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: ActionsHost) -> None:
         self.app = app
         self.editing: Any = None  # the user message being edited, if any
 

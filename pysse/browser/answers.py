@@ -24,13 +24,13 @@ from .inspector_panel import WHOLE_MAX, Restored
 from .turn import Turn
 
 if TYPE_CHECKING:
-    from .app import App
+    from .ports import AnswersHost
 
 __all__ = ["Answers"]
 
 
 class Answers:
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: AnswersHost) -> None:
         self.app = app
         self.turns: list[Turn] = []  # every answer streamed by this page, replays included
         # (chat id, message id) -> the Turn that streamed it in this page

@@ -23,13 +23,13 @@ from .dom import attr, download, q, run_sliced, spawn
 from .storage import ChatStore
 
 if TYPE_CHECKING:
-    from .app import App
+    from .ports import ChatsHost
 
 __all__ = ["ChatList"]
 
 
 class ChatList:
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: ChatsHost) -> None:
         self.app = app
         self.store = ChatStore(app.storage_problem)
         self.rows: dict[str, ChatSummary] = {}

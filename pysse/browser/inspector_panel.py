@@ -29,7 +29,7 @@ from .dom import download, q, run_sliced, spawn
 WHOLE_MAX = 1 << 20  # a "whole" replay bigger than this is fed in pieces of this size
 
 if TYPE_CHECKING:
-    from .app import App
+    from .ports import InspectorHost
     from .turn import Turn
 
 __all__ = ["InspectorPanel", "Restored"]
@@ -62,7 +62,7 @@ class Restored:
 class InspectorPanel:
     """Raw / Events / Timing / Replay for one answer."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: InspectorHost) -> None:
         self.app = app
         self.panel = q("[data-role=inspector]")
         self.body = q("[data-role=insp-body]")

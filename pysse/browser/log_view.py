@@ -18,7 +18,7 @@ from ..page.speed import SpeedMeter, SpeedView
 from .dom import attr, q
 
 if TYPE_CHECKING:
-    from .app import App
+    from .ports import LogViewHost
     from .turn import Turn
 
 __all__ = ["LogView"]
@@ -46,7 +46,7 @@ BUILD_MS = 8.0  # work per slice while the older messages are put in
 
 
 class LogView:
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: LogViewHost) -> None:
         self.app = app
         self.log = app.log
         self.chat_id = ""

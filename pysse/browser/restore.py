@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from ..page.conversation import Message
     from ..render.update import Update
-    from .app import App
+    from .ports import RestorerHost
 
 __all__ = ["Restorer"]
 
@@ -45,7 +45,7 @@ class _Item:
 
 
 class Restorer:
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: RestorerHost) -> None:
         self.app = app
         self.order = RestoreOrder()
         self.items: dict[str, _Item] = {}

@@ -22,7 +22,7 @@ from ..page.settings import CHOICES, DEFAULTS, SETTINGS_KEY, coerce, dump_settin
 from .dom import q, spawn
 
 if TYPE_CHECKING:
-    from .app import App
+    from .ports import SettingsHost
 
 __all__ = ["SettingsForm"]
 
@@ -30,7 +30,7 @@ THEME_NEXT = {"system": "light", "light": "dark", "dark": "system"}
 
 
 class SettingsForm:
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: SettingsHost) -> None:
         self.app = app
         self.site = app.site
         self.learned: dict[str, str] = {}  # relay URL -> the format it advertised

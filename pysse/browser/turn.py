@@ -10,7 +10,7 @@ about the stream (resuming a drop, the sentence an error is shown with) is the s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import js
 
@@ -23,10 +23,26 @@ from ..page.speed import SpeedMeter
 from .call import CallListener, ChatCall
 from .dom import q
 
-if TYPE_CHECKING:
-    from .app import App
+__all__ = ["STATE_TEXT", "Turn", "TurnHost"]
 
-__all__ = ["STATE_TEXT", "Turn"]
+
+class InFlightSaver(Protocol):
+    def save_in_flight(self, turn: Turn) -> None: ...
+
+
+class TurnHost(Protocol):
+    """What an answer needs from the page (``App`` is one): its settings and renderer, where
+    to save it while it streams, and whom to tell that it ended. Defined here, not in
+    ``ports``, because ``ports`` names ``Turn``: no import circle either way."""
+
+    @property
+    def settings(self) -> dict[str, Any]: ...
+    @property
+    def answers(self) -> InFlightSaver: ...
+    def after_render(self) -> None: ...
+    def learn_format(self, url: str, fmt: str) -> bool: ...
+    def md_for(self, hosts: frozenset[str]) -> Any: ...
+    def turn_finished(self, turn: Turn) -> None: ...
 
 
 class Turn(CallListener):
@@ -34,7 +50,7 @@ class Turn(CallListener):
 
     def __init__(
         self,
-        app: App,
+        app: TurnHost,
         history: list[tuple[str, str]],
         el: Any,
         replay: bool = False,
