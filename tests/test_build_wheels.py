@@ -193,8 +193,12 @@ def test_the_examples_use_only_their_own_assets(examples_dir: Path) -> None:
     assert len((ROOT / "examples" / "minimal" / "index.html").read_text().splitlines()) <= 40
 
 
-def test_the_docs_show_the_minimal_example_verbatim() -> None:
-    docs = (ROOT / "docs" / "embedding.md").read_text()
-    section = docs.split("## The minimal page", 1)[1]
+@pytest.mark.parametrize(
+    ("doc", "heading"),
+    [("docs/embedding.md", "## The minimal page"), ("README.md", "## Use pysse in your own page")],
+)
+def test_the_docs_show_the_minimal_example_verbatim(doc: str, heading: str) -> None:
+    docs = (ROOT / doc).read_text()
+    section = docs.split(heading, 1)[1]
     block = section.split("```html\n", 1)[1].split("```", 1)[0]
     assert block == (ROOT / "examples" / "minimal" / "index.html").read_text()
