@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["Driver", "Ended", "ExamplePage", "PlaywrightDriver"]
+__all__ = ["Driver", "Ended", "EngineDriver", "ExamplePage", "PlaywrightDriver"]
 
 ENDED = re.compile(r"^(completed|truncated|error|aborted): (.*)$", re.S)
 BOOT_TIMEOUT_S = 240.0  # a cold Pyodide (no snapshot, stdlib compiled at start) on a busy machine
@@ -80,6 +80,42 @@ class PlaywrightDriver:
 
     def close(self) -> None:
         self.context.close()
+
+
+class EngineDriver:
+    """Firefox or WebKit through the engine matrix's page (``tests/engines``: WebDriver BiDi,
+    or WebKitGTK's WebDriver under Selenium). Their pages have no request log, and a page not
+    served through the matrix's probe reports only what the engine itself raised, so the
+    origin check and the error check are Chromium's; every answer check runs here too."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page  # an engines.EnginePage
+
+    def goto(self, url: str) -> None:
+        self.page.goto(url)
+
+    def fill(self, selector: str, value: str) -> None:
+        self.page.evaluate(
+            "(s, v) => { const e = document.querySelector(s); e.value = v;"
+            " e.dispatchEvent(new Event('input', {bubbles: true})); return true; }",
+            selector,
+            value,
+        )
+
+    def click(self, selector: str) -> None:
+        self.page.click(selector)
+
+    def call(self, function: str, arg: Any = None) -> Any:
+        return self.page.evaluate(function, arg)
+
+    def wait_until(self, function: str, arg: Any, timeout_s: float) -> None:
+        self.page.wait_for(function, arg, timeout=timeout_s)
+
+    def errors(self) -> list[str]:
+        return [str(e) for e in self.page.errors()]
+
+    def close(self) -> None:
+        self.page.close()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from example_driver import Driver, ExamplePage, PlaywrightDriver
+from conftest import ENGINE_NAMES
+from example_driver import Driver, EngineDriver, ExamplePage, PlaywrightDriver
 from pysse.render.markdown import render
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
@@ -30,7 +31,7 @@ from support import LiveServer, ServerProcess, free_port
 pytestmark = pytest.mark.browser
 
 EXAMPLES = ("minimal", "pyscript", "worker")
-ENGINES = ("chromium",)  # the engine matrix adds "firefox" and "webkit", each with a Driver
+ENGINES = tuple(ENGINE_NAMES)  # $PYSSE_ENGINES: chromium, firefox, webkit by default
 LAST_WORDS = RICH_ANSWER.strip().rsplit("\n", 1)[-1][-12:]
 SAVED = Script.from_file(Path(__file__).parent / "fixtures" / "openai_chat_text.sse")
 
@@ -74,10 +75,27 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def driver_for(engine: str, request: pytest.FixtureRequest) -> Driver:
+@pytest.fixture(scope="module")
+def browsers(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """Firefox and WebKit, each started once for this module (on first use) and closed after."""
+    running: dict[str, Any] = {}
+    yield running
+    for driver in running.values():
+        driver.close()
+
+
+def driver_for(engine: str, request: pytest.FixtureRequest, browsers: dict[str, Any]) -> Driver:
     if engine == "chromium":
         return PlaywrightDriver(request.getfixturevalue("browser"))
-    raise NotImplementedError(f"no Driver for {engine} yet")  # pragma: no cover
+    from engines import EngineUnavailable
+    from engines.launch import launch
+
+    if engine not in browsers:
+        try:
+            browsers[engine] = launch(engine, request)
+        except EngineUnavailable as exc:
+            pytest.fail(f"{engine}: {exc}", pytrace=False)
+    return EngineDriver(browsers[engine].new_page())
 
 
 @pytest.fixture(
@@ -85,9 +103,11 @@ def driver_for(engine: str, request: pytest.FixtureRequest) -> Driver:
     params=[(engine, name) for engine in ENGINES for name in EXAMPLES],
     ids=lambda p: f"{p[0]}-{p[1]}",
 )
-def example(request: pytest.FixtureRequest, servers: Servers) -> Iterator[ExamplePage]:
+def example(
+    request: pytest.FixtureRequest, servers: Servers, browsers: dict[str, Any]
+) -> Iterator[ExamplePage]:
     engine, name = request.param
-    driver = driver_for(engine, request)
+    driver = driver_for(engine, request, browsers)
     try:
         page = ExamplePage(driver, f"{servers.origin}/{name}/")
         assert page.boot_status == "Ready.", page.boot_status
