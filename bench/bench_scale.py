@@ -16,7 +16,9 @@ The upstream and the client are lean on purpose (asyncio protocols, no HTTP libr
 share the machine's two cores with the relay, and their CPU is reported beside it. Then the
 floor: what uvicorn plus httpx cost per chunk at their smallest (an ASGI app that only
 sends, an httpx loop that only reads), measured the same way. Environment: ``SCALE_N``
-(default 5000), ``SCALE_PROCS`` (default 2), ``SCALE_ONLY`` (comma-separated phase names).
+(default 5000), ``SCALE_PROCS`` (default 2), ``SCALE_ONLY`` (comma-separated phase names),
+``SCALE_ROUNDS`` (rounds of the costs phase, default 1), ``SCALE_COMPARE`` (another
+checkout's tree: its relay in the costs phase too).
 """
 
 from __future__ import annotations
@@ -263,10 +265,12 @@ def wait_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
     raise SystemExit(f"{what} on {port} did not start")
 
 
-def spawn(args: list[str], port: int, what: str, env: dict[str, str] | None = None) -> Any:
+def spawn(
+    args: list[str], port: int, what: str, env: dict[str, str] | None = None, cwd: str | None = None
+) -> Any:
     proc = subprocess.Popen(
         [sys.executable, *args],
-        cwd=ROOT,
+        cwd=cwd or ROOT,
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=open(Path(tempfile.gettempdir()) / f"pysse-scale-{what}-{port}.log", "wb"),  # noqa: SIM115
@@ -287,12 +291,17 @@ def stop(*procs: subprocess.Popen[bytes]) -> None:
             proc.wait(5)
 
 
-def relay_proc(up_port: int, store: list[str], extra: list[str] | None = None) -> tuple[Any, int]:
+def relay_proc(
+    up_port: int, store: list[str], extra: list[str] | None = None, tree: str | None = None
+) -> tuple[Any, int]:
+    """A relay process; ``tree``: another checkout's pysse (``SCALE_COMPARE``) instead of
+    this one's."""
     port = free_port()
     args = ["-m", "pysse.server.relay", "--upstream", f"http://127.0.0.1:{up_port}/v1"]
     args += ["--port", str(port), "--max-connections", "12000", "--api-key-env", "SCALE_KEY"]
     args += [*store, *(extra or [])]
-    return spawn(args, port, "relay", {"SCALE_KEY": "sk-scale-bench-key"}), port
+    env = {"SCALE_KEY": "sk-scale-bench-key", **({"PYTHONPATH": tree} if tree else {})}
+    return spawn(args, port, "relay", env, cwd=tree), port
 
 
 def client(targets: list[tuple[int, str]], n: int, **load: float) -> dict[str, Any]:
@@ -390,10 +399,11 @@ async def _cross_resume(ports: list[int], count: int) -> dict[str, int]:
     return {"resumed_elsewhere": sum(got), "failed": count - sum(got)}
 
 
-def costs(store: list[str]) -> dict[str, float]:
+def costs(store: list[str], tree: str | None = None) -> dict[str, float]:
     """The relay's CPU per request and per chunk, each measured where the other is small:
     2,000 one-event answers over 20 s (100 new streams a second), then 200 streams of 300
-    events 50 ms apart (4,000 chunks a second), less the first's per-request cost."""
+    events 50 ms apart (4,000 chunks a second), less the first's per-request cost.
+    ``tree``: measure another checkout's relay (``relay_proc``)."""
     out: dict[str, float] = {}
     for label, n, events, pace, ramp in (
         ("request", 2000, 1, 0.001, 20.0),
@@ -405,7 +415,7 @@ def costs(store: list[str]) -> dict[str, float]:
             up_port,
             "upstream",
         )
-        relay, port = relay_proc(up_port, store)
+        relay, port = relay_proc(up_port, store, tree=tree)
         try:
             load = {"events": events, "pace": pace, "ramp": ramp}
             direct = measured([(up_port, "/v1/chat/completions")], n, up, [relay], **load)
@@ -484,6 +494,46 @@ async def httpx_reader(port: int, n: int) -> int:
     return chunks
 
 
+def cost_table(rounds: int) -> list[str]:
+    """``costs`` for each relay variant, ``rounds`` times in a rotating order (so that each
+    variant meets the machine's load at every point of the run): the median of each, and
+    its range when there are several rounds. With ``SCALE_COMPARE=DIR`` (another checkout,
+    e.g. ``git archive OLD pysse | tar -x -C DIR``) its relay is measured in the same
+    rounds, first column."""
+    variants: list[tuple[str, list[str], str | None]] = [
+        ("memory", [], None),
+        ("memory, uvloop", ["--loop", "uvloop"], None),
+        ("--no-resume", ["--no-resume"], None),
+    ]
+    compare = os.environ.get("SCALE_COMPARE")
+    if compare:
+        variants.insert(0, (f"memory, {Path(compare).name}", [], compare))
+    samples: list[list[dict[str, float]]] = [[] for _ in variants]
+    for r in range(rounds):
+        for k in range(len(variants)):
+            i = (k + r) % len(variants)
+            _, store, tree = variants[i]
+            samples[i].append(costs(store, tree))
+            print(f"costs round {r + 1}, {variants[i][0]}: {samples[i][-1]}", flush=True)
+    rows = [
+        f"| the relay's costs, measured apart (median of {rounds}) | "
+        + " | ".join(v[0] for v in variants)
+        + " |",
+        "|---|" + "---:|" * len(variants),
+    ]
+    for key in samples[0][0]:
+        unit = "" if key == "lost" else " us"
+        cells = []
+        for got in samples:
+            values = sorted(g[key] for g in got)
+            cell = f"{values[len(values) // 2]:.0f}{unit}"
+            if len(values) > 1 and key != "lost":
+                cell += f" ({values[0]:.0f}-{values[-1]:.0f})"
+            cells.append(f"{sum(values):.0f}" if key == "lost" else cell)
+        rows.append(f"| {key} | {' | '.join(cells)} |")
+    return rows
+
+
 def fmt_ms(x: float | None) -> str:
     return "-" if x is None else f"{x * 1000:.1f} ms"
 
@@ -552,16 +602,7 @@ def main() -> list[str]:
             rs.stop()
     rows = table(results)
     if not only or "costs" in only:
-        rows += [
-            "",
-            "| the relay's costs, measured apart | memory | memory, uvloop | --no-resume |",
-            "|---|---:|---:|---:|",
-        ]
-        measured_costs = [costs(store) for store in ([], ["--loop", "uvloop"], ["--no-resume"])]
-        for key in measured_costs[0]:
-            unit = "" if key == "lost" else " us"
-            cells = " | ".join(f"{c[key]:.0f}{unit}" for c in measured_costs)
-            rows.append(f"| {key} | {cells} |")
+        rows += ["", *cost_table(int(os.environ.get("SCALE_ROUNDS", "1")))]
     if not only or "floor" in only:
         fl = floor()
         rows += ["", "| the floor (200 streams, 300 chunks each) | CPU per chunk |", "|---|---:|"]

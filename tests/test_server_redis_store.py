@@ -187,3 +187,50 @@ def test_an_offset_past_a_live_answers_end_is_a_416_through_another_relay(
             await b.aclose()
 
     asyncio.run(main())
+
+
+def test_a_slow_local_reader_of_a_copy_no_longer_kept_holds_the_producer(
+    redis_server: RedisServer,
+) -> None:
+    # Past the local cap the producing process's copy holds only what its own readers have
+    # not read; Redis keeps the whole answer. A slow local reader made that copy grow without
+    # a bound; now the producer waits for it, and every byte still reaches Redis.
+    from pysse.server.redis_store import RedisStore
+
+    async def main() -> None:
+        a, b = RedisStore(redis_server.url, max_bytes=10), RedisStore(redis_server.url)
+        a.local.backlog_max = 100
+        event = b"data: 0123456789\n\n"
+        try:
+            await a.create("slow-reader", "text/event-stream")
+            reader = (await a.open("slow-reader", 0)).chunks.__aiter__()
+            first = asyncio.create_task(reader.__anext__())
+            await asyncio.sleep(0)
+            await a.append("slow-reader", event)  # over the local cap: not kept locally
+            got = await first
+            written = 1
+            producer = asyncio.create_task(a.append("slow-reader", event))
+            for _ in range(50):
+                await asyncio.sleep(0)
+                if not producer.done():
+                    break
+                written += 1
+                producer = asyncio.create_task(a.append("slow-reader", event))
+            assert not producer.done() and a.local.stats()["backlog_waits"] == 1
+            held = a.local.book.get("slow-reader", a.local.clock())
+            assert held is not None and not held.kept and len(held.data) <= 100 + len(event)
+            while not producer.done():  # reading lets it go on
+                got += await reader.__anext__()
+                await asyncio.sleep(0)
+            assert await producer
+            written += 1
+            await a.end("slow-reader")
+            got += b"".join([c async for c in reader])
+            assert got == event * written  # the local copy has no note (Redis keeps it all)
+            whole = b"".join([c async for c in (await b.open("slow-reader", 0)).chunks])
+            assert whole == event * written
+        finally:
+            await a.aclose()
+            await b.aclose()
+
+    asyncio.run(main())

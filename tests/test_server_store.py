@@ -100,3 +100,68 @@ def test_store_specs() -> None:
         check_store("postgres://x")
     with pytest.raises(ValueError, match="positive"):
         check_store("memory", 0)
+
+
+def test_an_answer_no_longer_kept_holds_at_most_its_backlog_for_a_slow_reader() -> None:
+    # A full store stops keeping an answer, and then holds only what its reader has not
+    # read yet; a reader slower than the upstream made that grow without a bound. Now the
+    # producer waits (and with it the upstream) until the reader catches up.
+    async def main() -> None:
+        store = MemoryStore(max_bytes=10)
+        store.backlog_max = 200  # more than the first event and the note together
+        await store.create("slow", "text/event-stream")
+        chunks = (await store.open("slow", 0)).chunks.__aiter__()
+        first = asyncio.create_task(chunks.__anext__())  # the reader, attached and waiting
+        await asyncio.sleep(0)
+        event = b"data: 0123456789\n\n"  # 18 bytes
+        await store.append("slow", event)  # over the cap: no longer kept, one reader
+        got = await first
+        assert got.startswith(event + b": pysse relay: this answer is no longer kept")
+        written = 1
+        producer = asyncio.create_task(store.append("slow", event))
+        for _ in range(100):  # the producer appends until the reader is too far behind
+            await asyncio.sleep(0)
+            if not producer.done():
+                break
+            assert producer.result()
+            written += 1
+            producer = asyncio.create_task(store.append("slow", event))
+        assert not producer.done()  # it waits for the reader
+        held = store.book.get("slow", store.clock())
+        assert held is not None and not held.kept
+        assert 200 < len(held.data) <= 200 + len(event)  # bounded, not the whole answer
+        while not producer.done():  # reading lets it go on (at half the backlog)
+            got += await chunks.__anext__()
+            await asyncio.sleep(0)
+        assert await producer and len(held.data) <= 100
+        await store.end("slow")
+        got += b"".join([c async for c in chunks])
+        # every event once, in order, also the one whose append waited (it was in already)
+        assert got.count(event) == written + 1 and store.stats()["backlog_waits"] == 1
+
+    asyncio.run(main())
+
+
+def test_a_producer_waiting_on_a_slow_reader_goes_on_when_the_reader_leaves() -> None:
+    async def main() -> None:
+        store = MemoryStore(max_bytes=10)
+        store.backlog_max = 200  # more than the first event and the note together
+        event = b"data: 0123456789\n\n"  # 18 bytes
+        await store.create("gone", "text/event-stream")
+        reader = (await store.open("gone", 0)).chunks.__aiter__()
+        first = asyncio.create_task(reader.__anext__())
+        await asyncio.sleep(0)
+        await store.append("gone", event)  # over the cap: no longer kept, one reader
+        await first  # the event and the note: the reader is up to date
+        for _ in range(200 // len(event)):
+            await store.append("gone", event)  # 198 bytes behind: under the bound, no wait
+        assert store.backlog_waits == 0
+        waiting = asyncio.create_task(store.append("gone", event))  # 216: over it
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not waiting.done() and store.backlog_waits == 1  # blocked on the reader
+        await reader.aclose()  # the page left: nobody reads it, nobody can resume it
+        assert await waiting is True  # released; the next append says stop
+        assert not await store.append("gone", event)
+
+    asyncio.run(main())

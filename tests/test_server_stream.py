@@ -71,3 +71,26 @@ def test_the_sweeper_ends_a_quiet_stream_with_a_note(sse_server: ScriptServer) -
 
     data = asyncio.run(main())
     assert data.endswith(b": pysse relay: stream ended, no bytes for 0.4 s\n\n")
+
+
+def test_a_slow_reader_is_not_the_upstreams_silence(sse_server: ScriptServer) -> None:
+    # The time a reader holds a chunk (a slow client, or a producer waiting for a slow
+    # reader: the store's backlog bound) is not time the upstream was silent. Before, the
+    # sweeper counted it and cut a healthy stream with "no bytes for 1 s".
+    script = Script.answer("held but not silent " * 4).chunked(5).paced(0.01)
+    sse_server.play(script)
+
+    async def main() -> bytes:
+        async with httpx.AsyncClient(timeout=30) as client:
+            resp = await open_stream(client, sse_server.url)
+            guard = StreamGuard(idle=1.0, content=300, total=None)
+            out = []
+            async for chunk in passthrough(resp, None, Scrubber([]), guard, lambda: None):
+                if not out:
+                    await asyncio.sleep(2.5)  # idle timeouts with the first chunk held
+                out.append(chunk)
+            return b"".join(out)
+
+    data = asyncio.run(main())
+    assert b"stream ended" not in data
+    assert data == script.sent

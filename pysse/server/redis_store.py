@@ -133,6 +133,7 @@ class RedisStore(AnswerStore):
             return True
         self._offsets[answer_id] = start + len(data)
         self._enqueue(answer_id, f"1-{start}", {"d": data})
+        await self.local.drain(answer_id)  # a slow local reader of a copy no longer kept
         return True  # kept whole in Redis, whatever the local copy's cap
 
     async def end(self, answer_id: str) -> None:

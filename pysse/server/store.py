@@ -13,12 +13,21 @@ it runs.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from .record import Record, RecordBook
+
+log = logging.getLogger("pysse.relay")
+
+# What an answer that is no longer kept holds for its slowest reader, at most: past it, its
+# producer waits (and so does the upstream, whose socket is no longer read) until the reader
+# is back under half of it. Without this bound a reader that reads slower than the model
+# writes (a phone on a bad network) made the relay hold the rest of the answer in memory.
+BACKLOG_MAX = 1 << 20
 
 NOT_KEPT = (
     "not kept: the relay's store was full, so this answer could not be kept for resuming "
@@ -131,6 +140,9 @@ class MemoryStore(AnswerStore):
         # Each waiting reader's own future (a cancelled reader cancels only its own).
         self._changed: dict[str, list[asyncio.Future[None]]] = {}
         self._stoppers: dict[str, Callable[[], None]] = {}
+        self.backlog_max = BACKLOG_MAX
+        self._drains: dict[str, asyncio.Future[None]] = {}  # producers waiting on a reader
+        self.backlog_waits = 0  # times a producer waited for a slow reader (the metrics)
 
     def _wake(self, answer_id: str) -> None:
         for fut in self._changed.pop(answer_id, ()):
@@ -161,7 +173,36 @@ class MemoryStore(AnswerStore):
         return True
 
     async def append(self, answer_id: str, data: bytes) -> bool:
-        return self.append_now(answer_id, data)
+        if not self.append_now(answer_id, data):
+            return False
+        await self.drain(answer_id)
+        return True
+
+    async def drain(self, answer_id: str) -> None:
+        """Wait while the answer is not kept and its slowest reader is more than
+        ``backlog_max`` bytes behind (a kept answer holds its bytes anyway: its readers
+        never hold more). Ends when the reader catches up to half of it, or leaves."""
+        rec = self.book.get(answer_id, self.clock())
+        if rec is None or rec.kept or len(rec.data) <= self.backlog_max or not rec.cursors:
+            return
+        self.backlog_waits += 1
+        log.info(
+            "answer %s...: a reader is %d KiB behind; its upstream waits until it catches up",
+            answer_id[:6],
+            len(rec.data) >> 10,
+        )
+        while len(rec.data) > self.backlog_max // 2 and rec.cursors and not rec.ended:
+            fut = self._drains[answer_id] = asyncio.get_running_loop().create_future()
+            try:
+                await fut
+            finally:
+                self._drains.pop(answer_id, None)
+
+    def _drained(self, rec: Record) -> None:
+        fut = self._drains.get(rec.answer_id)
+        caught_up = len(rec.data) <= self.backlog_max // 2 or not rec.cursors
+        if fut is not None and not fut.done() and caught_up:
+            fut.set_result(None)
 
     def end_now(self, answer_id: str) -> None:
         rec = self.book.get(answer_id, self.clock())
@@ -198,6 +239,8 @@ class MemoryStore(AnswerStore):
             while True:
                 chunk = book.read(rec, cursor)
                 if chunk:
+                    if self._drains:
+                        self._drained(rec)
                     yield chunk
                     continue
                 if rec.ended:
@@ -208,6 +251,8 @@ class MemoryStore(AnswerStore):
         finally:
             if book.detach(rec, cursor) and not self.mirror:
                 self._unread([rec])
+            if self._drains:
+                self._drained(rec)
 
     def on_stop(self, answer_id: str, stop: Callable[[], None] | None) -> None:
         if stop is None:
@@ -239,6 +284,7 @@ class MemoryStore(AnswerStore):
             "store_answers": len(book),
             "evictions": book.evictions,
             "not_kept": book.not_kept,
+            "backlog_waits": self.backlog_waits,
         }
 
 

@@ -100,6 +100,10 @@ class StreamGuard:
             for slot in list(self._slots):
                 if slot.note:
                     continue
+                if not slot.reading:  # its reader holds it: see passthrough
+                    if slot.deadline is not None and now >= slot.deadline:
+                        self._end(slot, f"the answer took over {self.total or 0:g} s")
+                    continue
                 if now - slot.last_byte >= self.idle:
                     self._end(slot, f"no bytes for {self.idle:g} s")
                 elif now - slot.last_content >= self.content:
@@ -128,6 +132,12 @@ async def passthrough(
     clock = time.monotonic
     try:
         while not slot.note:
+            # The time since the last chunk was spent by whoever reads this (a slow client,
+            # or a producer waiting for a slow reader: ``MemoryStore.drain``), not waiting on
+            # the upstream: it is not the upstream's silence, so the deadlines move on by it.
+            held = clock() - slot.last_byte
+            slot.last_byte += held
+            slot.last_content += held
             slot.reading = True
             try:
                 chunk = await it.__anext__()
