@@ -102,7 +102,7 @@ def test_size_cap_and_token_budget_show_plain(monkeypatch: pytest.MonkeyPatch) -
 def test_streaming_highlights_a_long_fence_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     """A closed long fence is highlighted over several updates (never a whole pygments run in
     one), stays open meanwhile, and is replaced once by exactly the one-shot HTML."""
-    monkeypatch.setattr("pysse.render.blocks.SLICE_SECONDS", 0.0)  # a few lines per update
+    monkeypatch.setattr("pysse.render.blocks.fences.SLICE_SECONDS", 0.0)  # a few lines per update
     code = "".join(f"def f_{i}(x):\n    return x * {i}\n" for i in range(300))
     src = f"Intro\n\n```python\n{code}```\n\nAfter the code.\n"
     md = StreamingMarkdown()
@@ -124,7 +124,7 @@ def test_streaming_highlights_a_long_fence_in_slices(monkeypatch: pytest.MonkeyP
 
 
 def test_finish_completes_a_sliced_highlight(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pysse.render.blocks.SLICE_SECONDS", 0.0)
+    monkeypatch.setattr("pysse.render.blocks.fences.SLICE_SECONDS", 0.0)
     code = "".join(f"x_{i} = {i}\n" for i in range(400))
     src = f"```python\n{code}```\n\nMore\n"
     md = StreamingMarkdown()

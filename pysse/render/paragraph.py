@@ -21,7 +21,7 @@ differs.
 
 Everything before the cut is rendered once and appended into the paragraph's ``<p>``. The
 block around it (is this still one paragraph? did a ``===`` line make it a heading?) is
-``blocks.py``'s business: it parses from the line of the cut with a stand-in for the part
+``blocks/paragraphs.py``'s business: it parses from the line of the cut with a stand-in for the part
 already settled (:meth:`Paragraph.stand_in`).
 """
 

@@ -3,7 +3,7 @@ flashing half-typed syntax, with work per frame that does not grow with the answ
 
 Why it is built this way:
 
-* **Settled content is rendered once** and only appended, at any depth (``blocks.py``):
+* **Settled content is rendered once** and only appended, at any depth (``blocks/``):
   top-level blocks, list items, table rows, a quote's blocks, code lines, pieces of a long
   paragraph (``paragraph.py``). What is not settled yet, the *tail* of each open container,
   is re-rendered on each update; it is small, so the total work is linear in the answer.
