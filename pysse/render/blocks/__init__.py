@@ -14,9 +14,9 @@ One job per module, as markdown-it splits ``rules_block/``:
 
 from __future__ import annotations
 
+from ..budget import Budget
+from . import structure, tails
 from .state import Settler
-from .structure import settle
-from .tails import tails
 
 __all__ = ["BlockSettler"]
 
@@ -24,12 +24,17 @@ __all__ = ["BlockSettler"]
 class BlockSettler(Settler):
     """The open containers of one answer, and the ops that built them."""
 
-    def settle(self, end: int, final: str | None = None) -> None:
-        """Settle what the first ``end`` lines decide. ``final``: the text is complete and
-        this is its last line (without a line feed; "" if the text ends with one)."""
-        settle(self, end, final)
+    def settle(self, end: int, final: str | None = None, budget: Budget | None = None) -> bool:
+        """Settle what the first ``end`` lines decide (``structure.settle``). ``final``: the
+        text is complete and this is its last line. False if the ``budget`` ran out first."""
+        return structure.settle(self, end, final, budget)
 
-    def tails(self, partial: str) -> list[str]:
-        """The unsettled HTML of each open container, with the partial last line held back.
-        May settle pieces of a long paragraph and open one."""
-        return tails(self, partial)
+    def tails(self, partial: str, budget: Budget | None = None) -> list[str] | None:
+        """The unsettled HTML of each open container, with the partial last line held back
+        (``tails.tails``); None if a replacement it started needs more than the budget."""
+        return tails.tails(self, partial, budget)
+
+    @property
+    def behind(self) -> bool:
+        """Complete lines are not settled yet (a replacement is being prepared)."""
+        return self.reached < len(self.lines)

@@ -2,8 +2,8 @@
 
 An open fence is a container whose complete lines are final as soon as they arrive (they are
 appended as escaped text; its partial line is its tail). When it closes it is replaced once
-by its highlighted form; a long one is highlighted over several updates
-(``highlight.HighlightJob``), and stays open meanwhile.
+by its highlighted form, highlighted within the update's budget, over several updates if
+needed (``highlight.HighlightJob``); it stays open meanwhile.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from markdown_it.common.utils import MD_TRIM_RE, escapeHtml, mdTrim, unescapeAll
 from markdown_it.token import Token
 
-from ..highlight import SLICE_FROM, SLICE_SECONDS, HighlightJob
+from ..budget import Budget
+from ..highlight import HighlightJob
 from ..update import Op
 from .boxes import Box, Parse
 from .state import Settler
@@ -19,24 +20,25 @@ from .state import Settler
 __all__ = ["fence_lang", "fence_lines", "fence_tail", "highlighting"]
 
 
-def highlighting(s: Settler, p: Parse, nodes: list[int], closed: int, final: bool) -> bool:
-    """Whether a long code fence that closes now is still being highlighted. Its
-    highlighting (``highlight.HighlightJob``) is spread over updates, ``SLICE_SECONDS``
-    each, so that no frame runs pygments on a whole long fence; meanwhile the fence stays
-    open. The finished job is remembered, so closing it renders it at once. At the end of
-    the text it is finished synchronously (the final state must not wait)."""
+def highlighting(
+    s: Settler, p: Parse, nodes: list[int], closed: int, budget: Budget | None
+) -> bool:
+    """Whether a code fence that closes now is still being highlighted. Its highlighting
+    (``highlight.HighlightJob``) is spread over updates, a budget's worth each, so that no
+    frame runs pygments on a whole long fence; meanwhile the fence stays open. The finished
+    job is remembered, so closing it renders it at once. Without a budget (``finish()``)
+    it is finished at once."""
     for k in range(closed, len(s.boxes)):
         box = s.boxes[k]
         tok = p.toks[nodes[k]]
         if box.kind != "fence" or not tok.meta.get("closed"):
             continue
-        code = "".join(box.code) + tok.content
-        if len(code) < SLICE_FROM:
-            continue
-        key = (code, fence_lang(tok))
-        if s.job is None or s.job.key != key:
-            s.job = HighlightJob(*key)
-        if not s.job.step(None if final else SLICE_SECONDS):
+        key = ("".join(box.code) + tok.content, fence_lang(tok))
+        job = s.job
+        if not isinstance(job, HighlightJob) or job.key != key:
+            job = s.job = HighlightJob(*key)
+        s.job_steps += 1
+        if not job.step(budget):
             return True
         s.job = None
     return False

@@ -96,22 +96,20 @@ def _rendered_tight_content(s: Settler, k: int) -> bool:
     return bool(s.boxes[k].parts) or (k + 1 < len(s.boxes) and bool(s.boxes[k + 1].parts))
 
 
-def stale(s: Settler, p: Parse, nodes: list[int], partial: bool) -> int | None:
+def stale(s: Settler, p: Parse, nodes: list[int]) -> int | None:
     """The outermost open box this parse shows was rendered wrong (a list that became a task
-    list or loose, an item that became a task), for the caller to rewind; or None. A list
-    found loose is recorded as loose (``partial``: by the partial line, which a later parse
-    of complete lines may not include) and, if nothing of it was rendered tight, simply
-    continues loose."""
+    list or loose, an item that became a task), for the caller to rewind; or None. What is
+    found is recorded: a list found loose stays loose (a later parse, of fewer lines after a
+    rewind, may not see why), and one of which nothing was rendered tight continues loose."""
     for k in range(1, len(nodes)):
         box = s.boxes[k]
         if _became_task(s, p, nodes[k], box):
             return k
         if box.kind == "list" and box.tight and not tight(p, nodes[k]):
-            # The partial line makes this list loose (a block after a blank line in an
-            # item, or an item after one): that cannot change any more, so re-render the
-            # list loose now rather than show tight and loose items side by side.
-            if partial:
-                s.loose.add(box.line)
+            # A block after a blank line in an item, or an item after one, makes the list
+            # loose; that cannot change any more, so re-render the list loose now rather
+            # than show tight and loose items side by side.
+            s.loose.add(box.line)
             box.tight = False
             if box.rendered_tight and _rendered_tight_content(s, k):
                 return k

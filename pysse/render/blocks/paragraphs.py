@@ -12,24 +12,30 @@ from __future__ import annotations
 import re
 
 from markdown_it.common.utils import MD_TRIM_CHARS
+from markdown_it.token import Token
 
+from ..budget import Budget
 from ..paragraph import (
     MIN_CHUNK,
     MIN_PARAGRAPH,
     PROVISIONAL,
     Paragraph,
     can_cut,
+    chunk,
     find_cut,
-    render_inline,
+    find_cuts,
     weight,
 )
+from ..sliced import SlicedInline
 from ..update import Op
 from .boxes import Box, Parse
 from .lists import fix_hidden
 from .state import Settler
 
 __all__ = [
+    "WholeParagraph",
     "check_provisional",
+    "checking",
     "ends_before",
     "open_para",
     "para_content",
@@ -98,17 +104,35 @@ def para_tail(s: Settler, p: Parse, node: int, box: Box, fresh_line: int, partia
     para = box.para
     assert para is not None
     text = para_content(p, node)
-    if len(text) >= 2 * MIN_CHUNK:
+    if len(text) >= 2 * MIN_CHUNK or len(text) >= 2 * chunk(text):
         limit = _para_unheld(p, fresh_line, para, text)
-        cut = find_cut(s.md, s.env, text, limit, para.provisional)
-        if not cut and not para.provisional and weight(text) >= PROVISIONAL:
-            para.provisional = True
+        complete = len(s.lines) - para.cut_line
+        if complete and text.count("\n") >= complete:
+            # No cut on the partial line (``Paragraph.advance``): look for one before it,
+            # or a text that always arrives mid-line would never be cut.
+            limit = min(limit, text.rfind("\n"))
+        s.inlined_chars += len(text)
+        heavy, provisional_cut = False, 0
+        if para.provisional:
             cut = find_cut(s.md, s.env, text, limit, True)
+        else:  # one parse for both cuts: the text may be huge (a paragraph of brackets)
+            heavy = weight(text) >= PROVISIONAL
+            cut, provisional_cut = find_cuts(s.md, s.env, text, limit, heavy)
+            if not cut and heavy:
+                para.provisional = True
+                cut = provisional_cut
         raw = [*s.lines[para.cut_line :], partial]
-        if cut and para.advance(text, cut, raw, len(s.lines) - para.cut_line):
-            s.append(render_inline(s.md, s.env, text[:cut], s.core))
+        made = bool(cut) and para.advance(text, cut, raw, complete)
+        if not made and not para.provisional and heavy and provisional_cut:
+            # The exact cut cannot be mapped onto the lines: cut provisionally instead, or a
+            # heavy paragraph would be parsed whole again on every update.
+            para.provisional = True
+            cut = provisional_cut
+            made = para.advance(text, cut, raw, complete)
+        if made:
+            s.append(s.inline_html(text[:cut]))
             text = text[cut:]
-    return render_inline(s.md, s.env, text, s.core) if text else ""
+    return s.inline_html(text) if text else ""
 
 
 def _para_unheld(p: Parse, fresh_line: int, para: Paragraph, text: str) -> int:
@@ -138,24 +162,78 @@ def _para_unheld(p: Parse, fresh_line: int, para: Paragraph, text: str) -> int:
     return min(limit, len(text))
 
 
-def check_provisional(s: Settler, end: int) -> None:
-    """A provisionally cut paragraph has ended (at line ``end``): render it whole, once,
-    and have closing it replace it if that differs from its pieces."""
-    box = s.boxes.pop()
-    para = box.para
+class WholeParagraph:
+    """The one whole render of a provisionally cut paragraph that ended at line ``end``
+    (``check_provisional``), its inline parse spread over updates (``sliced.py``). ``toks``
+    is None when the lines are not one paragraph on their own after all."""
+
+    def __init__(self, s: Settler, end: int, budget: Budget | None = None) -> None:
+        box = s.boxes.pop()
+        para = box.para
+        assert para is not None
+        self.key = (para.first_line, end)
+        self.toks: list[Token] | None = None
+        try:
+            src, first, fresh = s.source(para.first_line, min(end, len(s.lines)), None)
+            if end > len(s.lines):  # it ends with the text's last (partial) line
+                src += s.last
+            p = s.parse(src, first, para.first_line)
+            if budget is not None:
+                budget.spend(len(src))
+            nodes = s.walk(p, fresh)
+            fix_hidden(s, p, nodes)
+            kids = p.children(nodes[-1]) if len(nodes) == len(s.boxes) else []
+            x = next((c for c in kids if p.line(c) == first), None)
+            if x is not None and p.toks[x].type == "paragraph_open":
+                self.toks = p.toks[x : p.end(x)]
+        finally:
+            s.boxes.append(box)
+        inline = [t for t in self.toks or [] if t.type == "inline"]
+        self._parses = [SlicedInline(s.md, s.env, t) for t in inline]
+        self._s = s
+
+    def step(self, budget: Budget | None = None) -> bool:
+        for job in self._parses:
+            start = job.state.pos
+            done = job.step(budget)
+            self._s.inlined_chars += job.state.pos - start
+            if not done:
+                return False
+        return True
+
+
+def checking(s: Settler, p: Parse, nodes: list[int], closed: int, budget: Budget | None) -> bool:
+    """Whether a provisionally cut paragraph that ends now is still being rendered whole
+    (``WholeParagraph``, a budget's worth per update); it stays open meanwhile."""
+    box = s.boxes[-1]
+    if closed >= len(s.boxes) or box.para is None or not box.para.provisional:
+        return False
+    job = _job(s, p.abs(p.end_line(nodes[-1])), budget)
+    s.job_steps += 1
+    return not job.step(budget)
+
+
+def _job(s: Settler, end: int, budget: Budget | None) -> WholeParagraph:
+    para = s.boxes[-1].para
     assert para is not None
+    job = s.job
+    if not isinstance(job, WholeParagraph) or job.key != (para.first_line, end):
+        job = s.job = WholeParagraph(s, end, budget)
+    return job
+
+
+def check_provisional(s: Settler, end: int) -> None:
+    """A provisionally cut paragraph has ended (at line ``end``): render it whole, once
+    (``checking`` has done the parsing, or it is done now), and have closing it replace it
+    if that differs from its pieces."""
+    job = _job(s, end, None)
+    job.step(None)
+    s.job = None
+    if job.toks is None:
+        return
+    box = s.boxes.pop()
     try:
-        src, first, fresh = s.source(para.first_line, min(end, len(s.lines)), None)
-        if end > len(s.lines):  # it ends with the text's last (partial) line
-            src += s.last
-        p = s.parse(src, first, para.first_line)
-        nodes = s.walk(p, fresh)
-        fix_hidden(s, p, nodes)
-        kids = p.children(nodes[-1]) if len(nodes) == len(s.boxes) else []
-        para_node = next((c for c in kids if p.line(c) == first), None)
-        if para_node is None or p.toks[para_node].type != "paragraph_open":
-            return
-        html = s.render(s.boxes[-1], p.toks[para_node : p.end(para_node)])
+        html = s.render(s.boxes[-1], job.toks, parsed=True)
         if html != box.before + "".join(box.parts) + box.after:
             box.replacement = html
     finally:

@@ -10,18 +10,30 @@ and throwing a container away to parse it again (``rewind``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
-from ..highlight import HighlightJob
+from ..budget import Budget
+from ..paragraph import render_inline
 from ..update import Op
 from .boxes import NEEDS_OPENER, Box, Parse, pad
 
-__all__ = ["Settler"]
+__all__ = ["Job", "Settler"]
+
+
+class Job(Protocol):
+    """Work on one block spread over updates (``highlight.HighlightJob``, ``paragraphs.
+    WholeParagraph``): ``key`` says which block and content it is for; ``step(budget)`` works
+    until the budget is spent and returns True when done."""
+
+    key: Any
+
+    def step(self, budget: Budget | None = None) -> bool: ...
+
 
 _BLOCK_CORE = ("normalize", "block")
 
@@ -43,13 +55,23 @@ class Settler:
         self.loose: set[int] = set()  # first lines of lists the partial line made loose
         self.task_lists: set[int] = set()  # first lines of task lists (opened as such)
         self.task_items: set[int] = set()  # first lines of items found to be tasks
-        self.parsed_chars = 0
+        self.reached = 0  # lines settled through (a rewind moves it back to the container)
+        self.end = 0  # the end of the lines the current pass sees
+        self.parsed_chars = 0  # characters given to the block parser
+        self.inlined_chars = 0  # characters given to the inline parser
         self.parses = 0
         self.rescues = 0
         self.replaced = 0
-        self.job: HighlightJob | None = None  # a closed fence being highlighted in slices
+        self.job: Job | None = None  # a closed fence being highlighted, a paragraph checked
+        self.job_steps = 0  # how often a job was worked on
+        self.tail_cost = 0  # cost units of what the last tails left unsettled (tails.py)
+        self._marks: list[tuple[Box, int]] = []
         core: Any = md.core.ruler
         self.core = [r.fn for r in core.__rules__ if r.enabled and r.name not in _BLOCK_CORE]
+        # The same without the inline rule, for tokens whose inline content a job parsed.
+        self.core_after_inline = [
+            r.fn for r in core.__rules__ if r.enabled and r.name not in (*_BLOCK_CORE, "inline")
+        ]
 
     # -- output ------------------------------------------------------------------------------
 
@@ -70,6 +92,23 @@ class Settler:
             out.append(box.after)
         return "".join(out)
 
+    def mark(self) -> None:
+        """Remember what is on screen (each open box and how many children it has), for
+        ``marked_html`` while a replacement is prepared over several updates."""
+        self._marks = [(box, len(box.parts)) for box in self.boxes]
+
+    def marked_html(self, tails: list[str]) -> str:
+        """The string model as it was at ``mark()``, with those ``tails``."""
+        out: list[str] = []
+        for box, n in self._marks:
+            out.append(box.before)
+            out.extend(box.parts[:n])
+        boxes = [box for box, _ in self._marks]
+        for box, tail in zip(reversed(boxes), reversed(pad(tails, len(boxes))), strict=True):
+            out.append(tail)
+            out.append(box.after)
+        return "".join(out)
+
     def append(self, html: str) -> None:
         """Settled HTML at the end of the innermost box."""
         box = self.boxes[-1]
@@ -82,6 +121,7 @@ class Settler:
         line = self.boxes[k].line
         del self.boxes[k:]
         self.boxes[-1].next = line
+        self.reached = min(self.reached, line)
         self.ops.append(Op(k - 1, "", replaces=True))
         self.replaced += 1
 
@@ -129,6 +169,11 @@ class Settler:
             src = "\n".join(lines)
         return src, first, fresh
 
+    def inline_html(self, text: str) -> str:
+        """``text`` as a paragraph's inline HTML (``paragraph.render_inline``)."""
+        self.inlined_chars += len(text)
+        return render_inline(self.md, self.env, text, self.core)
+
     def parse(self, src: str, first: int, start: int) -> Parse:
         if "\0" in src:
             src = src.replace("\0", "\ufffd")  # as markdown-it's normalize rule
@@ -159,11 +204,14 @@ class Settler:
 
     # -- rendering ---------------------------------------------------------------------------
 
-    def inline(self, toks: list[Token]) -> None:
-        """The core rules after block parsing (inline parsing, task lists ...) on ``toks``."""
+    def inline(self, toks: list[Token], parsed: bool = False) -> None:
+        """The core rules after block parsing (inline parsing, task lists ...) on ``toks``
+        (``parsed``: a job already parsed their inline content)."""
         state = StateCore("", self.md, self.env)
         state.tokens = toks
-        for rule in self.core:
+        if not parsed:
+            self.inlined_chars += sum(len(t.content) for t in toks if t.type == "inline")
+        for rule in self.core_after_inline if parsed else self.core:
             rule(state)
         # The tasklists plugin marks an item's list (its parent token); in a slice that starts
         # at the item there is none, and it marks the slice's last token instead, which the
@@ -172,11 +220,13 @@ class Settler:
             if tok.nesting == -1 and tok.attrs:
                 tok.attrs = {}
 
-    def render(self, box: Box, toks: list[Token], after: Token | None = None) -> str:
+    def render(
+        self, box: Box, toks: list[Token], after: Token | None = None, parsed: bool = False
+    ) -> str:
         """Render ``toks`` as the next child of ``box`` (``after`` its previous sibling's last
         token, if not ``box.prev``): with the line feed the renderer would put before it
         there (after a hidden tight paragraph, or as a container's first child)."""
-        self.inline(toks)
+        self.inline(toks, parsed)
         r = self.md.renderer
         opts = self.md.options
         prev = after or box.prev

@@ -7,32 +7,91 @@ from __future__ import annotations
 
 import copy
 
-from ..paragraph import render_inline
+from ..budget import WEIGHTS, Budget, cost
 from ..update import Op
 from .boxes import KIND, Box, Parse, list_opener, opener
 from .fences import fence_lines, highlighting
 from .lists import fix_hidden, set_hidden, stale, task_item, task_list, tight
-from .paragraphs import check_provisional, ends_before, para_content, para_lost_line, stand_in
+from .paragraphs import (
+    check_provisional,
+    checking,
+    ends_before,
+    para_content,
+    para_lost_line,
+    stand_in,
+)
 from .state import Settler
 
 __all__ = ["settle", "settle_child"]
 
 
-def settle(s: Settler, end: int, final: str | None = None) -> None:
+def settle(s: Settler, end: int, final: str | None = None, budget: Budget | None = None) -> bool:
     """Settle what the first ``end`` lines decide. ``final``: the text is complete and
-    this is its last line (without a line feed; "" if the text ends with one)."""
-    for _ in range(s.LOOP_LIMIT):
-        if not _pass(s, end, final):
-            return
-    s.rescue()
-    _pass(s, end, final)
+    this is its last line (without a line feed; "" if the text ends with one).
+
+    With a ``budget``, the lines not settled yet (``s.reached`` on: new lines, or those of a
+    container thrown away to be parsed again) are parsed a budget's worth per call, and a
+    job (highlighting a fence, rendering a paragraph whole) gets what is left. True when
+    it got to ``end`` (``final``: with everything closed); False when the budget ran out
+    first: call again, with the next update's budget."""
+    rewinds = 0
+    job_pass = False
+    while True:
+        if s.reached >= end and final is None:
+            if s.job is None or job_pass:
+                return True
+            job_pass = True  # no new lines, but a job to go on with: one pass for it
+        units = 0
+        if budget is not None and budget.limited and s.reached < end:
+            stop, units = _frontier(s, end, budget)
+            last = None
+            if stop <= s.reached:
+                return False
+        else:  # the rest at once (without a budget, the final pass included)
+            stop, last = end, final
+        if not _pass(s, stop, last, budget):
+            rewinds = 0
+            if budget is not None:
+                budget.spend(units)
+            s.reached = max(s.reached, stop)
+            if last is not None:
+                return len(s.boxes) == 1
+            continue
+        rewinds += 1  # a container was thrown away: parse again from its first line
+        if rewinds > s.LOOP_LIMIT:  # the safety net's pass rewound too
+            if budget is not None and budget.limited:
+                return False  # the next update goes on
+            # Without a budget (``finish()``) there is no next update: stop here, as before
+            # the budget, so that finishing always ends.
+            s.reached = max(s.reached, stop)
+            return True
+        if rewinds == s.LOOP_LIMIT:
+            s.rescue()
 
 
-def _pass(s: Settler, end: int, last: str | None) -> bool:
+def _frontier(s: Settler, end: int, budget: Budget) -> tuple[int, int]:
+    """How far the next pass may go: the lines from ``s.reached`` that the budget covers
+    (at least one, while anything is left), and what they cost."""
+    room = budget.room() or 0
+    stop, units = s.reached, 0
+    while stop < end and units < room:
+        line = cost(s.lines[stop]) + NEWLINE
+        if units + line > room and stop > s.reached:
+            break
+        units += line
+        stop += 1
+    return stop, units
+
+
+NEWLINE = WEIGHTS["\n"]
+
+
+def _pass(s: Settler, end: int, last: str | None, budget: Budget | None) -> bool:
     """One parse from the innermost open child; settle, close and open what it decides.
     True when it rewound a container and must run again."""
     final = last is not None
     s.last = last or ""
+    s.end = end
     inner = s.boxes[-1]
     start = inner.start()
     if start >= end and not final:
@@ -62,7 +121,7 @@ def _pass(s: Settler, end: int, last: str | None) -> bool:
         return True
     # A list's tightness may change long after its first items settled; so may whether
     # it is a task list.
-    k = stale(s, p, nodes, partial=False)
+    k = stale(s, p, nodes)
     if k is not None:
         s.rewind(k)
         return True
@@ -80,8 +139,8 @@ def _pass(s: Settler, end: int, last: str | None) -> bool:
         ):
             closed = k
             break
-    if highlighting(s, p, nodes, closed, final):
-        return False  # the fence stays open, its lines in its tail, until highlighted
+    if highlighting(s, p, nodes, closed, budget) or checking(s, p, nodes, closed, budget):
+        return False  # the fence (paragraph) stays open, in its tail, until it is done
     after: int | None = None
     for k in range(depth, closed - 1, -1):
         _drain(s, p, nodes[k], first, after, True)
@@ -145,7 +204,7 @@ def _opens(s: Settler, p: Parse, x: int, parent: Box) -> bool:
     line = p.abs(p.line(x))
     if parent.kind == "root" and line == s.plain:
         return False
-    if "|" in s.lines[line] and line + 1 >= len(s.lines) and kind != "item":
+    if "|" in s.lines[line] and line + 1 >= s.end and kind != "item":
         return False  # a first line with a pipe is a table header if a delimiter row follows
     if kind == "table":
         return bool(p.children(x))
@@ -176,7 +235,7 @@ def _drain(s: Settler, p: Parse, node: int, first: int, after: int | None, compl
         if complete:
             rest = para_content(p, node)
             if rest:
-                s.append(render_inline(s.md, s.env, rest, s.core))
+                s.append(s.inline_html(rest))
             if box.para is not None and box.para.provisional:
                 check_provisional(s, p.abs(p.end_line(node)))
         return

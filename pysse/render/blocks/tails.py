@@ -9,8 +9,9 @@ opened and cut): that is done here too.
 
 from __future__ import annotations
 
+from ..budget import Budget, cost
 from ..holdback import hold_back
-from ..paragraph import MIN_CHUNK, render_inline
+from ..paragraph import chunk
 from .boxes import Box, Parse, common_prefix
 from .fences import fence_tail
 from .lists import fix_hidden, stale
@@ -21,9 +22,24 @@ from .structure import settle
 __all__ = ["tails"]
 
 
-def tails(s: Settler, partial: str) -> list[str]:
+def tails(s: Settler, partial: str, budget: Budget | None = None) -> list[str] | None:
     """The unsettled HTML of each open container, with the partial last line held back.
-    May settle pieces of a long paragraph (``paragraph.py``) and open one."""
+    May settle pieces of a long paragraph (``paragraph.py``) and open one. None when the
+    partial line showed a list rendered wrong (``lists.stale``) and its replacement is
+    more than the ``budget`` covers: the settler is then behind (``s.reached``).
+
+    ``s.tail_cost`` is then what the unsettled source left costs (``budget.cost``), what
+    the next tails will parse again: the streaming renderer lets a firehose's updates skip
+    the tails until the text they take pays for that (``streaming.py``)."""
+    out = _tails(s, partial, budget)
+    if out is not None:
+        stand_in(s, partial)
+        src = s.source(s.boxes[-1].start(), len(s.lines), partial)[0]
+        s.tail_cost = cost(src)
+    return out
+
+
+def _tails(s: Settler, partial: str, budget: Budget | None) -> list[str] | None:
     inner = s.boxes[-1]
     start = inner.start()
     stand_in(s, partial)
@@ -31,16 +47,17 @@ def tails(s: Settler, partial: str) -> list[str]:
     # A provisionally cut paragraph takes what is open as staying open, except near the
     # end, where a link or emphasis being typed is still shown as it will look.
     para = inner.para
-    floor = len(src) - MIN_CHUNK if para is not None and para.provisional else 0
+    floor = len(src) - chunk(src, backwards=True) if para is not None and para.provisional else 0
     shown = hold_back(src, max(0, floor))
     p = s.parse(shown, first, start)
     p.unheld = common_prefix(src, shown)
     nodes = s.walk(p, fresh)
-    k = stale(s, p, nodes, partial=True)
+    k = stale(s, p, nodes)
     if k is not None:
         s.rewind(k)
-        settle(s, len(s.lines))
-        return tails(s, partial)
+        if not settle(s, len(s.lines), budget=budget):
+            return None
+        return _tails(s, partial, budget)
     fix_hidden(s, p, nodes)
     out: list[str] = []
     for k, box in enumerate(s.boxes):
@@ -60,7 +77,7 @@ def tails(s: Settler, partial: str) -> list[str]:
             open_para(s, p, kids[0], partial)
             out.append("")
             text = p.toks[kids[0] + 1].content
-            out.append(render_inline(s.md, s.env, text, s.core))
+            out.append(s.inline_html(text))
             return out
         out.append(_render_tail(s, p, box, kids, nxt))
     return out
