@@ -89,6 +89,7 @@ class StreamingMarkdown:
         self.finished = False
         self.taken = 0  # cost units of text the last update took (at most its budget)
         self._since_tails = 0  # cost units taken since the tails were last rendered
+        self._tails_seen = (-1, -1)  # the lines and partial line they were rendered for
         self.updates = 0
 
     # -- input -----------------------------------------------------------------------------
@@ -185,11 +186,19 @@ class StreamingMarkdown:
         if ok and job is not None and blocks.job is job and blocks.job_steps == steps:
             blocks.job = None  # abandoned: its block was thrown away and is no more
         self._since_tails += self.taken
+        # Nothing taken or settled since the tails were rendered (a job went on): they are
+        # the same; rendering them again on each of a long job's updates cost a big open
+        # paragraph's parse per update (found by the fuzzer after end()).
+        seen = (len(blocks.lines), len(self._partial_text()))
+        same = not (self._since_tails or blocks.ops) and seen == self._tails_seen
+        if ok and self._frozen is None and same:
+            return Update(tails=list(self._tails))
         if ok and self._new and self._since_tails < blocks.tail_cost:
             ok = False  # the tails can wait (module docstring)
         tails = blocks.tails(self._partial_text(), budget) if ok else None
         if tails is not None:
             self._since_tails = 0
+            self._tails_seen = (len(blocks.lines), len(self._partial_text()))
         if tails is None:  # a replacement needs more updates: keep showing the old version
             if self._frozen is None:
                 self._frozen = blocks.marked_html(self._tails)
