@@ -31,8 +31,11 @@ from typing import Any
 
 from buildtools.pyodide_node import PyodideRunError, run_with_wheels
 from pysse.render import StreamingMarkdown, make_markdown, render
+from pysse.render.budget import BUDGET
 from pysse.server.demo import _long_answer
 from pysse.server.shapes import SHAPES
+
+from .markdown_variants import LOAD_PY, variants
 
 ROOT = Path(__file__).resolve().parents[1]
 # Units per shape for n: each answer is ~8-10 KB at n.
@@ -48,35 +51,43 @@ UNITS = {
 }
 DELTA, EVERY = 6, 3  # characters per delta, deltas per update
 
-# Runs the same in CPython and in Pyodide: total and worst update (ms), naive total (ms).
-SHAPES_PY = """
+# Runs the same in CPython and in Pyodide, for each variant (markdown_variants.py): total
+# and worst update (ms) of a stream, naive total (ms). The worst update includes finishing:
+# before, finish() in one go; after, the updates after end() (the page's contract).
+SHAPES_PY = (
+    LOAD_PY
+    + """
 import json, sys, time
-from pysse.render import StreamingMarkdown, make_markdown, render
 
 # CPU time of this process where it is meaningful: other jobs on a shared machine do not
 # count (Pyodide in Node: wall-clock time).
 clock = time.perf_counter if sys.platform == "emscripten" else time.process_time
 
-def stream(text, delta, every):
-    md = StreamingMarkdown()
-    total = worst = 0.0
-    updates = 0
+def stream(cls, render, text, delta, every):
+    md = make_md(cls, BUDGET)
+    spent = {"total": 0.0, "worst": 0.0, "updates": 0}
+    def timed(call):
+        t = clock()
+        out = call()
+        took = clock() - t
+        spent["total"] += took
+        spent["worst"] = max(spent["worst"], took)
+        spent["updates"] += 1
+        return out
     for i in range(0, len(text), delta):
         md.append(text[i:i + delta])
         if (i // delta) % every == every - 1:
-            t = clock()
-            md.update()
-            took = clock() - t
-            total += took
-            worst = max(worst, took)
-            updates += 1
-    t = clock()
-    md.finish()
-    total += clock() - t
+            timed(md.update)
+    if hasattr(md, "end"):
+        md.end()
+        while not timed(md.update).final:
+            pass
+    else:
+        timed(md.finish)
     assert md.html == render(text), "final HTML differs from the one-shot render"
-    return total * 1000, worst * 1000, updates
+    return spent["total"] * 1000, spent["worst"] * 1000, spent["updates"]
 
-def naive(text, delta, every):
+def naive(render, make_markdown, text, delta, every):
     md = make_markdown()
     t = clock()
     step = delta * every
@@ -89,18 +100,26 @@ def med(xs):
     return xs[len(xs) // 2]
 
 def run_shapes(data):
+    global BUDGET
+    BUDGET = data["budget"]
     out = {}
-    for name, (small, big) in data["texts"].items():
-        stream(small[: len(small) // 4], data["delta"], data["every"])  # warm-up: imports
-        row = {"size": [len(small), len(big)]}
-        for key, text in (("n", small), ("2n", big)):
-            runs = [stream(text, data["delta"], data["every"]) for _ in range(data["runs"])]
-            row[key] = [med([r[0] for r in runs]), med([r[1] for r in runs]), runs[0][2]]
-        if data["naive"]:
-            row["naive"] = naive(small, data["delta"], data["every"])
-        out[name] = row
+    for label, name, files in data["variants"]:
+        cls, render = load_variant(name, files)
+        rows = out[label] = {}
+        for shape, (small, big) in data["texts"].items():
+            stream(cls, render, small[: len(small) // 4], data["delta"], data["every"])  # warm-up
+            row = {"size": [len(small), len(big)]}
+            for key, text in (("n", small), ("2n", big)):
+                runs = [stream(cls, render, text, data["delta"], data["every"])
+                        for _ in range(data["runs"])]
+                row[key] = [med([r[0] for r in runs]), med([r[1] for r in runs]), runs[0][2]]
+            if data["naive"] and label == "after":
+                from pysse.render import make_markdown
+                row["naive"] = naive(render, make_markdown, small, data["delta"], data["every"])
+            rows[shape] = row
     return out
 """
+)
 
 # Issue 16: one paragraph of what markdown-it parses slowest (every "[" runs all its inline
 # rules and a link-label scan, ~300x a plain character), which cannot be cut where a
@@ -118,11 +137,22 @@ def shape_texts() -> dict[str, tuple[str, str]]:
     return texts
 
 
+def shapes_data(runs: int, naive: bool) -> dict[str, Any]:
+    return {
+        "texts": shape_texts(),
+        "delta": DELTA,
+        "every": EVERY,
+        "runs": runs,
+        "naive": naive,
+        "budget": BUDGET,
+        "variants": variants(),
+    }
+
+
 def shapes_cpython(runs: int, naive: bool = True) -> dict[str, Any]:
     scope: dict[str, Any] = {}
     exec(compile(SHAPES_PY, "shapes", "exec"), scope)
-    data = {"texts": shape_texts(), "delta": DELTA, "every": EVERY, "runs": runs, "naive": naive}
-    return dict(scope["run_shapes"](data))
+    return dict(scope["run_shapes"](shapes_data(runs, naive)))
 
 
 def shapes_pyodide(runs: int) -> dict[str, Any] | None:
@@ -133,7 +163,7 @@ def shapes_pyodide(runs: int) -> dict[str, Any] | None:
         return None
     cfg = json.loads((site / "site.json").read_text())
     wheels = [str(site / w) for w in cfg["wheels"]]
-    data = {"texts": shape_texts(), "delta": DELTA, "every": EVERY, "runs": runs, "naive": False}
+    data = shapes_data(runs, naive=False)
     code = SHAPES_PY + "\njson.dumps(run_shapes(json.loads(INPUT)))\n"
     try:
         out = run_with_wheels(code, json.dumps(data), site / "pyodide" / "314.0.7", wheels, 3600)
@@ -143,18 +173,28 @@ def shapes_pyodide(runs: int) -> dict[str, Any] | None:
 
 
 def shape_rows(title: str, res: dict[str, Any]) -> list[str]:
-    naive = any("naive" in r for r in res.values())
+    """One row per shape: the variants side by side (before -> after)."""
+    after = res["after"]
+    before = res.get("before", {})
+    naive = any("naive" in r for r in after.values())
     rows = [
-        f"| {title} | size n / 2n | updates at n | total n | total 2n | **total 2n/n** "
-        f"| worst update n | worst 2n | **worst 2n/n** |"
-        + (" naive total at n |" if naive else ""),
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if naive else ""),
+        f"| {title} | size n / 2n | updates at n | total n | total 2n/n | **worst update n** "
+        f"| worst 2n | worst 2n/n |" + (" naive total at n |" if naive else ""),
+        "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if naive else ""),
     ]
-    for name, r in res.items():
-        (t1, w1, u1), (t2, w2, _) = r["n"], r["2n"]
+
+    def pair(name: str, key: str, i: int, fmt: str) -> str:
+        now = format(after[name][key][i], fmt)
+        if name not in before:
+            return now
+        return f"{format(before[name][key][i], fmt)} → {now}"
+
+    for name, r in after.items():
+        (t1, w1, _), (t2, w2, _) = r["n"], r["2n"]
         row = (
-            f"| {name} | {r['size'][0] / 1000:.1f} / {r['size'][1] / 1000:.1f} KB | {u1} "
-            f"| {t1:.0f} ms | {t2:.0f} ms | {t2 / t1:.2f}x | {w1:.2f} ms | {w2:.2f} ms "
+            f"| {name} | {r['size'][0] / 1000:.1f} / {r['size'][1] / 1000:.1f} KB "
+            f"| {pair(name, 'n', 2, 'd')} | {pair(name, 'n', 0, '.0f')} ms | {t2 / t1:.2f}x "
+            f"| **{pair(name, 'n', 1, '.2f')} ms** | {pair(name, '2n', 1, '.2f')} ms "
             f"| {w2 / w1:.2f}x |"
         )
         if naive:

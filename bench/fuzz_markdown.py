@@ -4,14 +4,16 @@ knows, with bodies that make regular expressions backtrack; nested brackets and 
 lists, quotes and tables nested in each other with lazy lines and odd indentation; very long
 lines; CR, NUL, tabs and odd unicode.
 
-Each answer is streamed through ``StreamingMarkdown`` in random deltas and must equal the
-one-shot render, and emit nothing unsafe. ``bench/fuzz.py`` runs it as one of its
+Each answer is streamed through ``StreamingMarkdown`` in random deltas, one update per frame
+within the frame budget (``render/budget.py``), and must equal the one-shot render, and emit
+nothing unsafe. ``bench/fuzz.py`` runs it as one of its
 ``TARGETS``, with a per-input time budget: an input that takes longer (a slow lexer past the
 allow-list, a quadratic loop) fails the run and is saved.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import time
@@ -19,13 +21,15 @@ from collections.abc import Callable
 from functools import cache
 from html.parser import HTMLParser
 
-from pysse.render import StreamingMarkdown, render
+from pysse.render import StreamingMarkdown, Update, render
+from pysse.render.budget import HIGHLIGHT_WEIGHT, WEIGHTS, cost
 
 MAX_CHARS = 30_000  # an answer's size; nesting multiplies the generator's output
-MAX_UPDATES = 1000  # renders of one answer (see one())
-# One update, in CPython on a shared 2-core machine: the worst hostile paragraph measured
-# 0.17 s (a line of 5,000 "[" that may still become a table header, settled at once when
-# the next line decides); the quadratic cases this is for took 1.3 s per update and more.
+MAX_UPDATES = 1000  # frames while the answer arrives (see one())
+# One update, CPU time in CPython: the frame budget holds most to a few ms; what it cannot
+# slice (one long line that may still become a table header, settled at once when the next
+# line decides; a long formula's conversion) measured up to 0.17 s; the quadratic cases
+# this is for took 1.3 s per update and more.
 FRAME_BUDGET = 1.0
 
 
@@ -152,15 +156,18 @@ def generate(rnd: random.Random, pool: list[bytes] | None = None) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _within_a_frame(budget: float | None, call: Callable[..., object], *args: str) -> None:
-    """One render must not freeze the page: a stall would show as one slow update. (No
-    budget: the test suite, where a loaded machine must not fail a correct render.)"""
-    t = time.perf_counter()
-    call(*args)
-    took = time.perf_counter() - t
+def _within_a_frame(budget: float | None, call: Callable[[], Update]) -> Update:
+    """One render must not freeze the page: a stall would show as one slow update. CPU time
+    of this process, so that other jobs on a shared machine do not count. (No budget: the
+    test suite, where a loaded machine must not fail a correct render; the work counts
+    below still hold it to the budget.)"""
+    t = time.process_time()
+    update = call()
+    took = time.process_time() - t
     assert budget is None or took < budget, (
         f"one update took {took:.2f} s (frame budget {budget} s)"
     )
+    return update
 
 
 class _Tags(HTMLParser):
@@ -175,17 +182,56 @@ class _Tags(HTMLParser):
 
 
 def one(data: bytes, rnd: random.Random, frame_budget: float | None = FRAME_BUDGET) -> None:
-    """Stream ``data`` in random deltas: equal to the one-shot render, and nothing unsafe;
-    each update within ``frame_budget`` seconds (None: not timed)."""
+    """Stream ``data`` in random deltas as the page does (one ``update()`` per frame, within
+    the frame budget, then ``end()`` and the updates to the final one): each update takes at
+    most its budget of text and parses at most what a one-shot render does; the final state
+    equals the one-shot render and holds nothing unsafe. ``frame_budget``: seconds of CPU an
+    update may take (None: not timed)."""
     text = data.decode("utf-8", "replace")
     md = StreamingMarkdown()
+    budget = md.budget
+    assert budget is not None
     # The page renders once per animation frame, whatever the deltas: an answer of n
-    # characters is at most about a thousand updates (a 30 KB answer streams for 15 s or
-    # more), so that is what one input is allowed.
+    # characters arrives in at most about a thousand frames (a 30 KB answer streams for 15 s
+    # or more); the updates after it are the ones the budget needs to take the rest.
     step = max(rnd.choice([1, 7, 64, 999]), len(text) // MAX_UPDATES)
+    frames = 0
+    # A one-shot render parses each character once in the inline parser (the cost: a "["
+    # costs it 1,500 plain characters) and once in the block parser (cheap: per line). An
+    # update block-parses the open end twice (to settle, and for the tails), which a
+    # block that cannot be cut makes as long as the whole (a tight list item's paragraph).
+    # It inline-parses an open paragraph's tail twice too (to look for a cut, then to show
+    # it), and hold-back may double that tail (closers for an open run of 900 "*": found
+    # by this fuzzer on a 1 KB answer): up to four times the text in one update.
+    size = len(text) + 1_000
+    # Frames for the deltas; then to take the text, each a budget less the costliest
+    # character; as much again for a paragraph cut provisionally (rendered whole once more
+    # when it ends); the highlighting; a few to finish.
+    need = (
+        len(text) // step
+        + 2 * math.ceil(cost(text) / (budget - max(WEIGHTS.values())))
+        + math.ceil(HIGHLIGHT_WEIGHT * len(text) / budget)
+        + 5
+    )
+
+    def frame(call: Callable[[], Update]) -> Update:
+        nonlocal frames
+        frames += 1
+        assert frames <= need, f"not final after {need} updates"
+        block, inline = md.rendered_chars, md.inlined_chars
+        update = _within_a_frame(frame_budget, call)
+        assert md.taken <= max(budget, max(WEIGHTS.values())), "took more than its budget"
+        assert md.inlined_chars - inline <= 4 * size, "inline-parsed more than 4 full renders"
+        assert md.rendered_chars - block <= 2 * size, "block-parsed more than two renders"
+        return update
+
     for i in range(0, len(text), step):
-        _within_a_frame(frame_budget, md.feed, text[i : i + step])
-    _within_a_frame(frame_budget, md.finish)
+        frame(lambda i=i: md.feed(text[i : i + step]))  # type: ignore[misc]
+    while md.busy:
+        frame(md.update)
+    md.end()
+    while not frame(md.update).final:
+        pass
     html = render(text)
     assert md.html == html, "streaming markdown differs from the one-shot render"
     _Tags().feed(html)

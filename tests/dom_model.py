@@ -178,14 +178,26 @@ class Streamed:
         self.max_tail = 0
         self.html = ""
         self.md: Any = None
+        self.taken: list[int] = []  # cost units of text each update took
+        self.work: list[int] = []  # characters parsed (block and inline) by each update
+        self.inline_work: list[int] = []  # of those, the inline parser's
 
 
 def stream_into_dom(
-    text: str, cuts: list[int], md: Any = None, check_each: bool = True
+    text: str,
+    cuts: list[int],
+    md: Any = None,
+    check_each: bool = True,
+    frames: bool = False,
+    max_updates: int = 1_000_000,
 ) -> Streamed:
     """Feed ``text`` cut at ``cuts`` (delta sizes, cycled), apply each update to a model DOM
     with ``DomWriter``, and check as it goes: the DOM always equals ``md.html``; a settled node
-    is never removed or changed unless a ``replaces`` op removed the element around it."""
+    is never removed or changed unless a ``replaces`` op removed the element around it.
+
+    ``frames``: as the page does, one ``update()`` per frame, a delta appended before each,
+    and after the last delta ``update()`` while ``md.busy``, then ``end()`` and ``update()``
+    until the final update (instead of ``finish()``); at most ``max_updates`` in all."""
     from pysse.render import StreamingMarkdown
     from pysse.render.dom import DomWriter
 
@@ -220,6 +232,10 @@ def stream_into_dom(
     writer.replace = replace  # type: ignore[method-assign]
 
     def apply(update: Any) -> None:
+        out.taken.append(md.taken)
+        work = md.rendered_chars + md.inlined_chars
+        out.work.append(work - sum(out.work))
+        out.inline_work.append(md.inlined_chars - sum(out.inline_work))
         for op in update.ops:
             out.ops += 1
             out.opens += op.opens
@@ -247,7 +263,20 @@ def stream_into_dom(
         k += 1
         apply(md.feed(text[i : i + n]))
         i += n
-    apply(md.finish())
+    if not frames:
+        apply(md.finish())
+    else:
+        while md.busy:
+            assert out.updates < max_updates, "still busy after max_updates"
+            apply(md.update())
+        md.end()
+        while True:
+            assert out.updates < max_updates, "not final after max_updates"
+            update = md.update()
+            apply(update)
+            if update.final:
+                break
+        assert not md.busy and md.finished
     out.html = root.inner()
     return out
 

@@ -1,4 +1,4 @@
-"""render/blocks.py: settling inside blocks. For every answer shape (table, flat / nested /
+"""render/blocks/: settling inside blocks. For every answer shape (table, flat / nested /
 loose list, quote with lazy continuation lines, code fence, one long single-line paragraph,
 mixed), fed in 1-character and random deltas: every update is applied to a model DOM
 (tests/dom_model.py), which checks at each prefix that the DOM equals ``md.html`` and that a

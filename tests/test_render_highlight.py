@@ -15,6 +15,7 @@ from pygments.formatters import HtmlFormatter
 
 from pysse.render import StreamingMarkdown, render
 from pysse.render import highlight as hl_mod
+from pysse.render.budget import HIGHLIGHT_WEIGHT, Budget
 from pysse.render.highlight import ALLOWED, HighlightJob, lexer_for
 
 # Lexers that backtrack catastrophically on short bodies (issue 16 item 2): tens of seconds.
@@ -84,9 +85,21 @@ def test_sliced_job_equals_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     hl_mod._done.clear()
     job = HighlightJob(code, "python")
     steps = 1
-    while not job.step(0.0):  # a zero budget: a few lines per step
+    while not job.step(Budget(1)):  # a budget of one unit: one line per step
         steps += 1
-    assert steps >= 400 // 16 and job.html == whole and "hl-k" in whole
+    assert 400 <= steps <= 401 and job.html == whole and "hl-k" in whole
+    # A budget of units (HIGHLIGHT_WEIGHT per character of code) is spent, and not exceeded
+    # by more than the last line.
+    hl_mod._done.clear()
+    job, steps, longest = HighlightJob(code, "python"), 0, max(map(len, code.split("\n")))
+    while True:
+        budget = Budget(20 * HIGHLIGHT_WEIGHT)
+        steps += 1
+        done = job.step(budget)
+        assert budget.spent <= (20 + longest + 1) * HIGHLIGHT_WEIGHT
+        if done:
+            break
+    assert job.html == whole and steps >= len(code) // (20 + longest + 1)
 
 
 def test_size_cap_and_token_budget_show_plain(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,15 +112,17 @@ def test_size_cap_and_token_budget_show_plain(monkeypatch: pytest.MonkeyPatch) -
     assert 'class="language-python"' in render(f"```python\n{many}```\n")
 
 
-def test_streaming_highlights_a_long_fence_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_streaming_highlights_a_long_fence_in_slices() -> None:
     """A closed long fence is highlighted over several updates (never a whole pygments run in
     one), stays open meanwhile, and is replaced once by exactly the one-shot HTML."""
-    monkeypatch.setattr("pysse.render.blocks.SLICE_SECONDS", 0.0)  # a few lines per update
     code = "".join(f"def f_{i}(x):\n    return x * {i}\n" for i in range(300))
     src = f"Intro\n\n```python\n{code}```\n\nAfter the code.\n"
-    md = StreamingMarkdown()
-    md.feed(src[: src.index("```\n\nAfter")])
-    assert not md.busy and "hl-" not in md.html
+    budget = 4000
+    md = StreamingMarkdown(budget=budget)
+    md.append(src[: src.index("```\n\nAfter")])
+    while md.busy:
+        md.update()
+    assert "hl-" not in md.html
     md.feed("```\n\nAfter")
     busy = 0
     while md.busy:
@@ -115,7 +130,8 @@ def test_streaming_highlights_a_long_fence_in_slices(monkeypatch: pytest.MonkeyP
         md.update()
         busy += 1
         assert busy < 1000
-    assert busy >= 600 // 16 - 2
+    line = max(map(len, code.split("\n"))) + 1  # a step may end one line past its budget
+    assert busy >= len(code) * HIGHLIGHT_WEIGHT // (budget + line * HIGHLIGHT_WEIGHT)
     assert "hl-k" in md.html and "codeblock incomplete" not in md.html
     md.feed(" the code.\n")
     md.finish()
@@ -123,15 +139,28 @@ def test_streaming_highlights_a_long_fence_in_slices(monkeypatch: pytest.MonkeyP
     assert md.html == render(src)
 
 
-def test_finish_completes_a_sliced_highlight(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pysse.render.blocks.SLICE_SECONDS", 0.0)
+@pytest.mark.parametrize("sliced", [False, True], ids=["finish", "end"])
+def test_finishing_completes_a_sliced_highlight(sliced: bool) -> None:
+    """``finish()`` highlights what is left at once; after ``end()`` the updates go on with
+    it a budget's worth at a time, and the last one is final."""
     code = "".join(f"x_{i} = {i}\n" for i in range(400))
     src = f"```python\n{code}```\n\nMore\n"
-    md = StreamingMarkdown()
-    md.feed(src[:-5])
-    md.feed("More\n")  # a later line: the fence is closed
+    md = StreamingMarkdown(budget=4000)
+    md.append(src[: src.index("```\n\nMore")])
+    while md.busy:
+        md.update()
+    md.feed("```\n\nMore\n")  # the fence is closed
     assert md.busy
-    final = md.finish()
+    if sliced:
+        md.end()
+        updates = 0  # before the highlighted fence is shown (then the rest, and final)
+        while not (final := md.update()).final:
+            assert md.busy
+            updates += "hl-" not in md.html
+        line = max(map(len, code.split("\n"))) + 1
+        assert updates >= len(code) * HIGHLIGHT_WEIGHT // (4000 + line * HIGHLIGHT_WEIGHT)
+    else:
+        final = md.finish()
     assert final.final and not md.busy
     assert md.html == render(src) and len(re.findall("hl-", md.html)) > 400
 

@@ -12,8 +12,9 @@ interrupt one slow regular-expression match. So:
   either the fence is plain, so a one-shot render and the streaming renderer agree;
 * **a time limit** (``MAX_SECONDS``) between tokens, a last resort that should never fire;
 * **slices**: :class:`HighlightJob` pulls pygments' lazy token stream (and its line-by-line
-  HTML formatter) only until a time budget is spent, so the streaming renderer spreads one
-  fence's highlighting over several frames instead of blocking one.
+  HTML formatter) only until a work budget is spent (``budget.py``: units per character of
+  code), so the streaming renderer spreads one fence's highlighting over several frames
+  instead of blocking one.
 
 Without pygments, code is shown escaped and unhighlighted.
 """
@@ -24,6 +25,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .budget import HIGHLIGHT_WEIGHT, Budget
+
 __all__ = ["ALLOWED", "HighlightJob", "Highlighter", "lexer_for", "make_highlighter"]
 
 Highlighter = Callable[[str, str, str], str]  # (code, lang, attrs) -> HTML, "" = not highlighted
@@ -31,8 +34,6 @@ Highlighter = Callable[[str, str, str], str]  # (code, lang, attrs) -> HTML, "" 
 MAX_CODE = 64 * 1024  # characters
 MAX_TOKENS = 40_000
 MAX_SECONDS = 2.0
-SLICE_FROM = 2_000  # characters: shorter fences are highlighted at once (well under a ms)
-SLICE_SECONDS = 0.006  # the streaming renderer's highlighting budget per update
 _KEEP = 16  # finished jobs remembered for the fence renderer
 _done: dict[tuple[str, str], str] = {}
 
@@ -108,7 +109,8 @@ class _OverBudget(Exception):
 class HighlightJob:
     """Highlight ``code`` as ``info``'s language, a slice at a time.
 
-    ``step(seconds)`` works until about ``seconds`` have passed and returns True when done;
+    ``step(budget)`` works until the budget (``budget.Budget``, in units:
+    ``HIGHLIGHT_WEIGHT`` per character of code) is spent and returns True when done;
     ``html`` is then the highlighted HTML, or "" when the code is shown plain (no allowed
     lexer, too long, over budget, pygments missing). ``run()`` does it all at once.
     """
@@ -117,6 +119,7 @@ class HighlightJob:
         self.html = ""
         self.done = False
         self.spent = 0.0
+        self.chars = 0  # characters of code highlighted so far
         self._parts: list[str] = []
         self._tokens = 0
         self._lines: Iterator[tuple[int, str]] | None = None
@@ -139,28 +142,32 @@ class HighlightJob:
     def _count(self, tokens: Iterator[tuple[Any, str]]) -> Iterator[tuple[Any, str]]:
         for tok in tokens:
             self._tokens += 1
+            self.chars += len(tok[1])
             if self._tokens > MAX_TOKENS:
                 raise _OverBudget
             yield tok
 
-    def step(self, seconds: float | None = None) -> bool:
+    def step(self, budget: Budget | None = None) -> bool:
         if self.done:
             return True
         assert self._lines is not None
         t0 = time.perf_counter()
+        start = self.chars
+        room = None if budget is None else budget.room()
+        if room == 0:
+            return False
         try:
             for n, (_, piece) in enumerate(self._lines):
                 self._parts.append(piece)
-                if n % 16 == 15:
-                    spent = time.perf_counter() - t0
-                    if self.spent + spent > MAX_SECONDS:
-                        raise _OverBudget
-                    if seconds is not None and spent >= seconds:
-                        self.spent += spent
-                        return False
+                used = (self.chars - start) * HIGHLIGHT_WEIGHT
+                if room is not None and used >= room:
+                    self._spend(budget, start, t0)
+                    return False
+                if n % 16 == 15 and self.spent + time.perf_counter() - t0 > MAX_SECONDS:
+                    raise _OverBudget
         except _OverBudget:
             self._parts = []
-        self.spent += time.perf_counter() - t0
+        self._spend(budget, start, t0)
         self.html = "".join(self._parts)
         self._parts = []
         self._lines = None
@@ -169,6 +176,11 @@ class HighlightJob:
         while len(_done) > _KEEP:
             del _done[next(iter(_done))]
         return True
+
+    def _spend(self, budget: Budget | None, start: int, t0: float) -> None:
+        self.spent += time.perf_counter() - t0
+        if budget is not None:
+            budget.spend((self.chars - start) * HIGHLIGHT_WEIGHT)
 
     def run(self) -> str:
         self.step()

@@ -1,6 +1,6 @@
 """Facts markdown-it computes and throws away, kept on its tokens for the streaming renderer.
 
-The streaming renderer (``blocks.py``) re-parses only the part of an answer that can still
+The streaming renderer (``blocks/``) re-parses only the part of an answer that can still
 change, so it needs a few things the parser knows but does not put in its output:
 
 * where each list item's, block quote's and paragraph's *content* starts on its first line

@@ -21,7 +21,7 @@ differs.
 
 Everything before the cut is rendered once and appended into the paragraph's ``<p>``. The
 block around it (is this still one paragraph? did a ``===`` line make it a heading?) is
-``blocks.py``'s business: it parses from the line of the cut with a stand-in for the part
+``blocks/paragraphs.py``'s business: it parses from the line of the cut with a stand-in for the part
 already settled (:meth:`Paragraph.stand_in`).
 """
 
@@ -36,20 +36,25 @@ from markdown_it.rules_core.state_core import StateCore
 from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
+from .budget import prefix_within
 from .observe import INLINE_KEY, InlineFacts
 
 __all__ = [
+    "CHUNK_COST",
     "MIN_CHUNK",
     "MIN_PARAGRAPH",
     "PROVISIONAL",
     "Paragraph",
     "can_cut",
+    "chunk",
     "find_cut",
+    "find_cuts",
     "weight",
 ]
 
 MIN_PARAGRAPH = 1024  # a paragraph is opened (and cut) once its content weighs this much
-MIN_CHUNK = 256  # never settle a piece shorter than this
+MIN_CHUNK = 256  # never settle a piece shorter than this ...
+CHUNK_COST = 4000  # ... unless it costs this much already (budget.cost: a run of brackets)
 PROVISIONAL = 2048  # unsettled text this heavy that cannot be cut: cut it provisionally
 
 # markdown-it's inline parser stops at each of these and tries every rule there: one costs
@@ -118,11 +123,24 @@ def _column(line: str, before: str, after: str) -> int:
     a match from the end land one character late): so the one prefix of spaces and ``>``
     after which the line starts with ``before``. -1 if there is not exactly one."""
     lead = len(line) - len(line.lstrip(" \t>"))
-    if not before:  # the cut is where the content line starts: at its first character
+    if not before.strip(" \t"):  # where the content line's text starts: its first character
+        # (only spaces before it: a continuation line's extra indentation, which matches at
+        # every column of the prefix and made the cut impossible, so never cut at all)
         first = after[:1]
         return lead if first and first not in " \t>" and line.startswith(first, lead) else -1
     starts = [k for k in range(lead + 1) if line.startswith(before, k)]
     return starts[0] + len(before) if len(starts) == 1 else -1
+
+
+def chunk(text: str, start: int = 0, backwards: bool = False) -> int:
+    """How many characters from ``start`` (or, ``backwards``, before the end) make the
+    smallest piece worth settling on its own: ``MIN_CHUNK``, or fewer if they already cost
+    ``CHUNK_COST`` (``budget.cost``): a piece of brackets is as slow to parse as a hundred
+    times as much prose, and a piece's size is what each update re-parses of the tail."""
+    if backwards:
+        window = text[max(0, len(text) - MIN_CHUNK) :][::-1]
+        return min(MIN_CHUNK, prefix_within(window, CHUNK_COST) + 1)
+    return min(MIN_CHUNK, prefix_within(text, CHUNK_COST, start) + 1 - start)
 
 
 def can_cut(md: MarkdownIt) -> bool:
@@ -134,32 +152,47 @@ def can_cut(md: MarkdownIt) -> bool:
 def find_cut(
     md: MarkdownIt, env: dict[str, Any], text: str, limit: int, provisional: bool = False
 ) -> int:
-    """The largest position ``p`` in ``[MIN_CHUNK, limit]`` where ``text`` can be cut (see the
-    module docstring), or 0. ``provisional``: ignore what may still be closed later."""
-    if limit < MIN_CHUNK:
-        return 0
+    """The largest position ``p`` in ``[chunk(text), limit]`` where ``text`` can be cut (see
+    the module docstring), or 0. ``provisional``: ignore what may still be closed later."""
+    return find_cuts(md, env, text, limit, provisional)[1 if provisional else 0]
+
+
+def find_cuts(
+    md: MarkdownIt, env: dict[str, Any], text: str, limit: int, provisional: bool = True
+) -> tuple[int, int]:
+    """``find_cut``'s exact and (if ``provisional``) provisional cut, from one inline parse."""
+    lo = chunk(text)
+    if limit < lo:
+        return 0, 0
     facts = InlineFacts()
     state = StateInline(text, md, {**env, INLINE_KEY: facts}, [])
     md.inline.tokenize(state)
     for rule in md.inline.ruler2.getRules(""):
         rule(state)
-    bound = limit if provisional else min([limit, *facts.open_runs])
+    bound = min([limit, *facts.open_runs])
     spans = list(facts.spans)
     for i, d in enumerate(state.delimiters):
         at = facts.delims.get(i)
         if at is None:
             continue
         if d.open and d.end < 0:
-            if not provisional:
-                bound = min(bound, at)
+            bound = min(bound, at)
         elif d.end >= 0 and d.end in facts.delims:
             spans.append((at, facts.delims[d.end] + 1))
     covered = _merge(spans)
+    exact = _at_space(text, covered, bound, lo)
+    if not provisional:
+        return exact, 0
+    return exact, _at_space(text, covered, limit, lo) or _anywhere(text, covered, limit, lo)
+
+
+def _at_space(text: str, covered: list[tuple[int, int]], bound: int, lo: int) -> int:
+    """The last cut in ``[lo, bound]`` after a space or line feed, outside every span, or 0."""
     hi = bound
-    while hi >= MIN_CHUNK:
+    while hi >= lo:
         ws = max(text.rfind(" ", 0, hi), text.rfind("\n", 0, hi))
         cut = ws + 1
-        if cut < MIN_CHUNK:
+        if cut < lo:
             break
         if cut < len(text) and text[cut] not in _SPACE:
             span = _inside(covered, cut)
@@ -168,10 +201,10 @@ def find_cut(
             hi = span + 1  # a cut at or before that span's start
         else:
             hi = ws
-    return _anywhere(text, covered, bound) if provisional else 0
+    return 0
 
 
-def _anywhere(text: str, covered: list[tuple[int, int]], bound: int) -> int:
+def _anywhere(text: str, covered: list[tuple[int, int]], bound: int, lo: int) -> int:
     """A provisional cut in text without a usable space (a run of brackets, a base64 blob):
     the last position up to ``bound`` outside every span, preferring, within ``MIN_CHUNK``
     of it, one between two characters that start nothing (not markdown punctuation, an
@@ -179,7 +212,7 @@ def _anywhere(text: str, covered: list[tuple[int, int]], bound: int) -> int:
     is re-rendered whole when it ends, like any provisional cut."""
     cut = min(bound, len(text) - 1)
     fallback = 0
-    while cut >= MIN_CHUNK:
+    while cut >= lo:
         span = _inside(covered, cut)
         if span is not None:
             cut = span  # a cut at a span's start is outside it
