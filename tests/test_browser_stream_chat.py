@@ -168,3 +168,41 @@ json.dumps({"text": r.text, "html": js.document.querySelector("#remote").innerHT
     )
     assert got["n"] > 1
     assert got["html"] == render(got["text"])
+
+
+def test_a_firehose_ends_in_budgeted_slices_and_returns_after_the_final_one(
+    make_page: Any,
+) -> None:
+    """The whole ~30 KB answer at once (no pacing): each update takes at most a frame's budget
+    of work (counted by the renderer, never timed), the ones after the stream's end finish it
+    in slices, exactly one is final, it is the last, and ``await`` returns only after it."""
+    page = make_page().open()
+    got = py(
+        page,
+        """
+from pysse.events import Finish
+from pysse.render.budget import BUDGET, WEIGHTS
+log = []
+call = None
+def seen(update):
+    log.append({"final": update.final, "taken": call.md.taken, "ops": len(update.ops)})
+def event(e):
+    if isinstance(e, Finish):
+        log.append("end")
+el = target("fire")
+call = stream_chat("/v1/chat/completions", body("/demo long"), into=el,
+                   headers={"X-Demo-Pace": "0"}, on_update=seen, on_event=event)
+r = await call
+json.dumps({"log": log, "after": len(log), "text": r.text, "outcome": r.outcome,
+            "html": el.innerHTML, "limit": BUDGET + max(WEIGHTS.values())})
+""",
+    )
+    log, limit = got["log"], got["limit"]
+    assert got["outcome"] == "completed" and len(got["text"]) > 20_000
+    updates = [u for u in log if u != "end"]
+    assert all(u["taken"] <= limit for u in updates), max(u["taken"] for u in updates)
+    assert [u["final"] for u in updates].count(True) == 1 and updates[-1]["final"]
+    after_end = log[log.index("end") + 1 :]
+    assert len(after_end) >= 2  # the rest rendered a frame at a time, not in one task
+    assert got["after"] == len(log)  # nothing rendered after await returned
+    assert got["html"] == render(got["text"])

@@ -5,8 +5,14 @@
 ``AnswerSession`` (``pysse.page.answer``), which decides what it means. The text to show goes
 into ``StreamingMarkdown``; at most once per animation frame (``frame_loop.LOOP``) the update
 is applied to the element with ``DomWriter`` and/or handed to ``on_update`` (a worker posts it
-to its page). When the answer ends, the final state is rendered at once, never on a frame a
-hidden tab would not deliver, and awaiting the call gives its :class:`ChatResult`.
+to its page). Each update does at most a frame's budget of work (``render/budget.py``), so a
+phone never gets one long task, whether 24 characters arrived or the whole answer.
+
+When the answer ends, its markdown is told (``end()``) and the last slices are rendered a
+frame at a time, to the final ``Update`` (``final=True``, equal to a one-shot render); only
+then do the listeners hear ``on_finish`` and ``await call`` return, so an answer is never
+marked done before its final HTML is on screen. A hidden tab delivers no frames: there (and
+if the tab is hidden meanwhile) the rest is rendered at once.
 
 ``stream_chat`` (``pysse.browser.stream``) is the public way to make one; the bundled page's
 ``Turn`` makes one per answer and listens to it.
@@ -129,6 +135,7 @@ class ChatCall(AnswerListener):
         self.longest_render_ms = 0.0
         self._future: asyncio.Future[ChatResult] = asyncio.get_event_loop().create_future()
         self._on_stop: list[Callable[[], object]] = []
+        self._ending: Finish | None = None  # ended; the last slices are still rendering
         LOOP.add(self)
         if session.shown_start and self.md is not None:
             self.md.append(session.shown_start)
@@ -260,8 +267,17 @@ class ChatCall(AnswerListener):
         self._tell("on_resume", offset)
 
     def on_finish(self, finish: Finish) -> None:
+        if self.md is not None and not LOOP.is_hidden():
+            self._ending = finish  # the last slices, a frame each (module docstring)
+            self.md.end()
+            self.sched.request()
+            return
         if self.md is not None or self.reasoning is not None or self.tools is not None:
             self.sched.flush()  # the final state, synchronously: never wait on a frame
+        self._finished(finish)
+
+    def _finished(self, finish: Finish) -> None:
+        self._ending = None
         LOOP.remove(self)
         self._tell("on_finish", finish)
         for fn in self._on_stop:
@@ -273,6 +289,11 @@ class ChatCall(AnswerListener):
 
     def on_frame(self) -> None:
         self.sched.on_frame()
+
+    def on_hidden(self) -> None:
+        """The tab was hidden: no more frames will come, so the last slices are rendered now."""
+        if self._ending is not None:
+            self.sched.flush()
 
     def on_visible(self) -> None:
         self.sched.on_visible()
@@ -287,6 +308,8 @@ class ChatCall(AnswerListener):
         """Apply what changed since the last render (once per frame at most)."""
         t = js.performance.now()
         streaming = self.session.streaming
+        ending = self._ending is not None  # sliced: ``update()`` until the final one
+        at_once = not streaming and not ending  # ``finish()``: a hidden tab, or a flush
         busy = False
         if self.reasoning is not None:
             self.reasoning.render(final=not streaming)
@@ -294,15 +317,18 @@ class ChatCall(AnswerListener):
         if self.tools is not None:
             self.tools.render(self.session.cs.tool_calls, final=not streaming)
         md = self.md
+        final = True
         if md is not None:
-            update = md.update() if streaming else md.finish()
+            now = at_once or (ending and LOOP.is_hidden())
+            update = md.finish() if now else md.update()
+            final = update.final
             if self.writer is not None:
                 self.writer.apply(update)
             if self.on_update is not None:
                 safely("on_update", self.on_update, update)
             busy = busy or md.busy
-        if streaming and busy:
-            self.sched.request()  # highlighting a closed code fence, a slice per frame
+        if (streaming and busy) or (ending and not final):
+            self.sched.request()  # more text than a frame's budget, a fence to highlight...
         self.renders += 1
         took = float(js.performance.now() - t)
         self.render_ms.append(round(took, 1))
@@ -310,6 +336,8 @@ class ChatCall(AnswerListener):
         if self.after_render is not None:
             self.after_render()
         self._tell("on_render", took)
+        if self._ending is not None and final:
+            self._finished(self._ending)
 
     # -- internals -----------------------------------------------------------------------------
 

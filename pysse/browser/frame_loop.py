@@ -25,6 +25,8 @@ class Scheduled(Protocol):
 
     def on_visible(self) -> None: ...
 
+    def on_hidden(self) -> None: ...
+
     def on_page_return(self, persisted: bool) -> None: ...
 
 
@@ -90,8 +92,11 @@ class FrameLoop:
             who.on_frame()
 
     def _on_visibility(self, *_: Any) -> None:
-        if not self.is_hidden():
-            for who in list(self._live):
+        hidden = self.is_hidden()
+        for who in list(self._live):
+            if hidden:
+                who.on_hidden()  # no frames from now on
+            else:
                 who.on_visible()
 
     def _on_pageshow(self, e: Any) -> None:
