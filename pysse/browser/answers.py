@@ -89,10 +89,13 @@ class Answers:
         s = self.app.settings
         url = self.app.form.resolved_url() or ""
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
-        messages = history
+        thinking = int(s["thinking"])
+        messages: list[Any] = list(history)
         if partial is not None:
             messages = get_provider(fmt).continue_messages(history, partial)
-        body = build_body(fmt, messages, model=s["model"], system=s["system"])
+        elif thinking and answer.parent:  # earlier answers' reasoning, for Anthropic's rule
+            messages = conv.turns(answer.parent)
+        body = build_body(fmt, messages, model=s["model"], system=s["system"], thinking=thinking)
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         headers.update(parse_header_lines(s["headers"]))
         turn.session.body_format = fmt
@@ -154,6 +157,9 @@ class Answers:
             speed=turn.speed.summary(turn.now()),
             relay_id=turn.answer_id,
             url=turn.url,
+            reasoning=turn.cs.reasoning_blocks,
+            thought_ms=turn.thought_ms,
+            tool_calls=turn.cs.tool_calls,
         )
         self.app.chats.save(conv)
         if conv.messages[turn.message_id].text == turn.text:
