@@ -163,7 +163,7 @@ def test_reasoning_stays_out_of_text_history_and_markdown() -> None:
     thought = cs.reasoning_blocks[0].text
     assert thought and all(thought not in t for _, t in conv.history(user.id))
     assert thought not in conv.to_markdown()
-    assert cs.tool_calls[0].id not in conv.to_markdown()
+    assert str(cs.tool_calls[0].id) not in conv.to_markdown()
 
 
 def test_anthropic_gets_its_signed_thinking_back_when_thinking_is_on() -> None:
