@@ -167,3 +167,23 @@ def test_hidden_reasoning_alone_is_restored_as_hidden(make_page: Any, tmp_path: 
     got = page.evaluate(SHOWN, 0)
     assert got["summary"] == "Reasoning hidden by the provider" and got["text"] == ""
     assert got["calls"] == [] and got["hidden"] is False
+
+
+def test_an_answer_saved_while_it_streams_keeps_its_reasoning_so_far(make_page: Any) -> None:
+    """The in-flight save (every 2 s, for a reattach after a reload) carries the reasoning
+    that arrived, not only the text."""
+    p = make_page(settings={"format": "anthropic", "headers": "X-Demo-Pace: 1"})
+    page = p.open()
+    p.send("/demo think")
+    stored = wait_stored(
+        page,
+        lambda s: any(
+            m.get("state") == "streaming" and m.get("reasoning") for m in stored_answers(s)
+        ),
+    )
+    kept = next(m for m in stored_answers(stored) if m.get("state") == "streaming")
+    so_far = "".join(b["text"] for b in kept["reasoning"])
+    assert so_far and THINK_REASONING.startswith(so_far)
+    assert so_far not in kept["text"]
+    page.click("[data-role=stop]")
+    p.wait_done()

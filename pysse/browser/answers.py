@@ -52,7 +52,14 @@ class Answers:
         if conv is None or turn.message_id not in conv.messages or turn.state != "streaming":
             return
         conv.finish(
-            turn.message_id, self._text(turn), "streaming", relay_id=turn.answer_id, url=turn.url
+            turn.message_id,
+            self._text(turn),
+            "streaming",
+            relay_id=turn.answer_id,
+            url=turn.url,
+            reasoning=turn.cs.reasoning_blocks,
+            thought_ms=turn.thought_ms,
+            tool_calls=turn.cs.tool_calls,
         )
         self.app.chats.save(conv)
         rec = turn.recording()
