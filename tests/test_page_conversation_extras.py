@@ -19,7 +19,7 @@ from pysse.page.chats import export_json, parse_import
 from pysse.page.conversation import Conversation, ImportError_
 from pysse.page.message_extras import MAX_BLOCKS
 from pysse.page.message_view import kept_thought_label
-from pysse.page.request import build_body
+from pysse.page.request import build_body, thinking_budget
 from pysse.page.settings import coerce
 from pysse.server.demo import XSS_ANSWER
 
@@ -230,3 +230,11 @@ def test_a_restored_answers_summary_line() -> None:
     assert kept_thought_label(None, False, 10) == "Reasoning"  # imported: no duration
     assert kept_thought_label(None, True, 0) == "Reasoning hidden by the provider"
     assert kept_thought_label(None, True, 3) == "Reasoning (partly hidden by the provider)"
+
+
+def test_continue_asks_anthropic_for_no_thinking() -> None:
+    """Anthropic refuses a prefill (Continue's partial answer) while thinking is on."""
+    assert thinking_budget("anthropic", 2048, continuing=True) == 0
+    assert thinking_budget("anthropic", 2048, continuing=False) == 2048
+    assert thinking_budget("gemini", 2048, continuing=True) == 2048
+    assert thinking_budget("openai-chat", -1, continuing=False) == 0

@@ -16,7 +16,7 @@ from ..inspector import cut
 from ..page.conversation import Conversation, Message
 from ..page.message_view import announcement
 from ..page.recording import RECORDING_MAX, Recording
-from ..page.request import body_format, build_body, parse_header_lines
+from ..page.request import body_format, build_body, parse_header_lines, thinking_budget
 from ..providers import get_provider
 from .call import Timeouts
 from .dom import attr, q, run_sliced, spawn
@@ -96,7 +96,7 @@ class Answers:
         s = self.app.settings
         url = self.app.form.resolved_url() or ""
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
-        thinking = int(s["thinking"])
+        thinking = thinking_budget(fmt, int(s["thinking"]), continuing=partial is not None)
         messages: list[Any] = list(history)
         if partial is not None:
             messages = get_provider(fmt).continue_messages(history, partial)

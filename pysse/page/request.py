@@ -20,6 +20,7 @@ __all__ = [
     "needs_format_probe",
     "parse_header_lines",
     "relay_url",
+    "thinking_budget",
 ]
 
 AUTO_BODY_FORMAT = "openai-chat"  # what "auto" sends: the most widely spoken request format
@@ -42,8 +43,15 @@ def build_body(
     grows to leave room for the answer."""
     provider = get_provider(AUTO_BODY_FORMAT if fmt == "auto" else fmt)
     if thinking > 0:
-        max_tokens = max(max_tokens, thinking + max_tokens)
+        max_tokens += thinking
     return provider.build_body(messages, BodyOptions(model, system, max_tokens, thinking))
+
+
+def thinking_budget(fmt: str, budget: int, continuing: bool) -> int:
+    """The reasoning budget a request asks for: the setting's, except when Continue sends an
+    Anthropic prefill (the partial answer as the last assistant message), which Anthropic
+    refuses while thinking is on: that request asks for none."""
+    return 0 if continuing and fmt == "anthropic" else max(0, budget)
 
 
 def body_format(fmt: str, site: Mapping[str, Any], learned: str = "") -> str:
