@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from conftest import stored_answers, wait_stored
 from pysse.testing import Script, ScriptServer
 
 pytestmark = pytest.mark.browser
@@ -86,6 +87,42 @@ def test_no_serious_axe_violations(make_page: Any, axe_source: str, theme: str, 
         page.click("[data-role=chats-toggle]")
         page.wait_for_selector("body[data-chats-open='1']")
         states["chat drawer"] = serious(page, axe_source)
+    assert {k: v for k, v in states.items() if v} == {}
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_no_serious_axe_violations_with_reasoning_and_tool_calls(
+    make_page: Any, axe_source: str, theme: str
+) -> None:
+    """Reasoning (open while thinking, folded, opened) and tool calls (folded, opened), as
+    they stream and as a reload restores them (issue #23)."""
+    settings, context = THEMES[theme]
+    p = make_page(
+        settings={**settings, "format": "anthropic", "headers": "X-Demo-Pace: 0.5"},
+        viewport=DESKTOP,
+        bypass_csp=True,
+        **context,
+    )
+    page = p.open()
+    states = {}
+    p.send("/demo think")
+    page.wait_for_selector("[data-role=reasoning][data-state=thinking]")
+    states["thinking"] = serious(page, axe_source)
+    p.wait_done()
+    states["thought"] = serious(page, axe_source)
+    page.click("[data-role=reasoning-summary]")
+    states["reasoning open"] = serious(page, axe_source)
+    p.send("/demo tools")
+    p.wait_done()
+    states["tool calls"] = serious(page, axe_source)
+    page.click("[data-role=tool-call] >> nth=0 >> summary")
+    states["tool call open"] = serious(page, axe_source)
+    wait_stored(page, lambda s: any("tool_calls" in m for m in stored_answers(s)))
+    p.reload()
+    page.wait_for_selector("[data-role=tool-call]")
+    page.click("[data-role=reasoning-summary]")
+    page.wait_for_function("() => document.querySelector('.reasoning-text').childElementCount")
+    states["restored"] = serious(page, axe_source)
     assert {k: v for k, v in states.items() if v} == {}
 
 

@@ -11,6 +11,7 @@ import js
 from pyodide.ffi import JsException
 
 from .dom import attr, flash, q, spawn
+from .follow import is_element
 
 if TYPE_CHECKING:
     from .ports import ActionsHost
@@ -30,8 +31,8 @@ class Actions:
 
     def on_click(self, e: Any) -> None:
         target = e.target
-        btn = target.closest("button") if hasattr(target, "closest") else None
-        if btn is None:
+        btn: Any = target.closest("button") if hasattr(target, "closest") else None
+        if not is_element(btn):  # (a click beside any button: a JS null is jsnull, not None)
             return
         if btn.classList.contains("copy"):  # a code block's Copy
             pre = btn.closest(".codeblock").querySelector("pre")
@@ -40,7 +41,7 @@ class Actions:
             return
         art = btn.closest("article")
         role = str(btn.getAttribute("data-role") or "")
-        if art is None or not role:
+        if not is_element(art) or not role:
             return
         if role == "inspect":
             self.app.inspect(art, btn)

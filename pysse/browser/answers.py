@@ -16,7 +16,7 @@ from ..inspector import cut
 from ..page.conversation import Conversation, Message
 from ..page.message_view import announcement
 from ..page.recording import RECORDING_MAX, Recording
-from ..page.request import body_format, build_body, parse_header_lines
+from ..page.request import body_format, build_body, parse_header_lines, thinking_budget
 from ..providers import get_provider
 from .call import Timeouts
 from .dom import attr, q, run_sliced, spawn
@@ -52,7 +52,14 @@ class Answers:
         if conv is None or turn.message_id not in conv.messages or turn.state != "streaming":
             return
         conv.finish(
-            turn.message_id, self._text(turn), "streaming", relay_id=turn.answer_id, url=turn.url
+            turn.message_id,
+            self._text(turn),
+            "streaming",
+            relay_id=turn.answer_id,
+            url=turn.url,
+            reasoning=turn.cs.reasoning_blocks,
+            thought_ms=turn.thought_ms,
+            tool_calls=turn.cs.tool_calls,
         )
         self.app.chats.save(conv)
         rec = turn.recording()
@@ -89,10 +96,13 @@ class Answers:
         s = self.app.settings
         url = self.app.form.resolved_url() or ""
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
-        messages = history
+        thinking = thinking_budget(fmt, int(s["thinking"]), continuing=partial is not None)
+        messages: list[Any] = list(history)
         if partial is not None:
             messages = get_provider(fmt).continue_messages(history, partial)
-        body = build_body(fmt, messages, model=s["model"], system=s["system"])
+        elif thinking and answer.parent:  # earlier answers' reasoning, for Anthropic's rule
+            messages = conv.turns(answer.parent)
+        body = build_body(fmt, messages, model=s["model"], system=s["system"], thinking=thinking)
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         headers.update(parse_header_lines(s["headers"]))
         turn.session.body_format = fmt
@@ -154,6 +164,9 @@ class Answers:
             speed=turn.speed.summary(turn.now()),
             relay_id=turn.answer_id,
             url=turn.url,
+            reasoning=turn.cs.reasoning_blocks,
+            thought_ms=turn.thought_ms,
+            tool_calls=turn.cs.tool_calls,
         )
         self.app.chats.save(conv)
         if conv.messages[turn.message_id].text == turn.text:

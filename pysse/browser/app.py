@@ -186,6 +186,7 @@ class App:
         # Growth that is not a render (an allowed image loading, a resize) keeps the bottom
         # in view while following. "load" does not bubble: listen in the capture phase.
         on(self.log, "load", self.scroll.after_render, capture=True)
+        on(self.log, "toggle", self.view.on_toggle, capture=True)
         on(js.window, "resize", self.scroll.after_render)
 
     def _on_key(self, e: Any) -> None:

@@ -10,15 +10,21 @@ page's disclosure ("Thinking…", "Thought for 12 s") is the page's ``Turn``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import js
 
 from ..events import ReasoningDelta, ToolCall
+from ..page.message_view import kept_thought_label
 from ..page.tool_args import pretty_arguments
 from ..render.dom import DomWriter
+from .dom import attr, q
 
-__all__ = ["ReasoningView", "ToolCallsView"]
+if TYPE_CHECKING:
+    from ..page.conversation import Message
+
+__all__ = ["ReasoningView", "ToolCallsView", "render_kept", "show_kept"]
 
 
 class ReasoningView:
@@ -119,3 +125,38 @@ class ToolCallsView:
         pre.appendChild(doc.createElement("code"))
         block.append(summary, pre)
         return block
+
+
+def show_kept(art: Any, msg: Message) -> None:
+    """A restored answer's reasoning and tool calls, as a finished answer shows them: the
+    disclosure folded on its summary line ("Thought for 12 s") with the exact text in its
+    ``data-text``, each tool call folded. The reasoning is rendered when it is first opened
+    (``render_kept``): a restored chat of long answers renders none of it otherwise."""
+    if msg.reasoning:
+        el = q("[data-role=reasoning]", art)
+        text = msg.reasoning_text
+        hidden = any(b.redacted for b in msg.reasoning)
+        el.hidden = False
+        el.open = False
+        el.dataset.state = "done"
+        el.dataset.text = text
+        if msg.thought_ms is not None:
+            el.dataset.ms = str(round(msg.thought_ms))
+        if text:
+            el.dataset.unrendered = "1"
+        q("[data-role=reasoning-summary]", el).textContent = kept_thought_label(
+            msg.thought_ms, hidden, len(text)
+        )
+    if msg.tool_calls:
+        ToolCallsView(q("[data-role=tool-calls]", art)).render(msg.tool_calls, final=True)
+
+
+def render_kept(el: Any, markdown: Callable[[], Any]) -> None:
+    """A restored reasoning disclosure ``el``, opened: its text (``data-text``) rendered once
+    as safe markdown, like an answer."""
+    if not attr(el, "data-unrendered"):
+        return
+    el.removeAttribute("data-unrendered")
+    view = ReasoningView(q(".reasoning-text", el), markdown())
+    view.add(ReasoningDelta(attr(el, "data-text")))
+    view.render(final=True)

@@ -14,8 +14,10 @@ from pyodide.ffi import create_once_callable
 
 from ..page.conversation import Conversation, Message
 from ..page.message_view import actions, state_label, versions_label
+from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter, SpeedView
 from .dom import attr, q
+from .extras_view import render_kept, show_kept
 
 if TYPE_CHECKING:
     from .ports import LogViewHost
@@ -179,6 +181,8 @@ class LogView:
         art.removeAttribute("aria-busy")
         if msg.text:
             self.app.restorer.placeholder(art, msg)
+        if msg.reasoning or msg.tool_calls:
+            show_kept(art, msg)
         q(".status", art).textContent = msg.detail or state_label(msg.state)
         view = SpeedMeter.from_summary(msg.speed)
         if view is not None and view.text:  # (the template's speed line is empty)
@@ -188,6 +192,13 @@ class LogView:
             q(".usage", art).textContent = usage
         self._restored[msg.id] = (msg.state, msg.text, msg.detail, art)
         return art
+
+    def on_toggle(self, e: Any) -> None:
+        """A restored answer's reasoning opened: render it now ("toggle" does not bubble:
+        the log listens in the capture phase)."""
+        el = e.target
+        if el.open and attr(el, "data-role") == "reasoning":
+            render_kept(el, lambda: self.app.md_for(image_hosts(self.app.settings)))
 
     # -- footers -------------------------------------------------------------------------------
 

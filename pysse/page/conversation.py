@@ -20,6 +20,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..events import ReasoningBlock, ToolCall
+from ..providers.base import Turn
+from .message_extras import (
+    ExtrasError,
+    reasoning_from_json,
+    reasoning_text,
+    reasoning_to_json,
+    thought_ms_from_json,
+    tool_calls_from_json,
+    tool_calls_to_json,
+)
+
 __all__ = [
     "Conversation",
     "ImportError_",
@@ -56,6 +68,11 @@ class Message:
     speed: dict[str, Any] | None = None  # time to first token, tokens/s (page.speed)
     answer_id: str = ""  # the relay's id for the answer (X-Pysse-Answer-Id), for a reattach
     url: str = ""  # the relay it was asked of (a reattach goes back there)
+    # Beside the text, never part of it (issue #23): the reasoning blocks (shown folded, sent
+    # back to Anthropic with their signatures), how long the model thought, the tool calls.
+    reasoning: tuple[ReasoningBlock, ...] = ()
+    thought_ms: float | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
     # Not stored: restored from an answer still streaming when the page closed, with an id
     # the relay may still know (the page tries to reattach; see ``reattachable``).
     in_flight: bool = False
@@ -76,7 +93,17 @@ class Message:
             if self.answer_id:
                 out["answer_id"] = self.answer_id
                 out["url"] = self.url
+            if self.reasoning:
+                out["reasoning"] = reasoning_to_json(self.reasoning)
+                out["thought_ms"] = self.thought_ms
+            if self.tool_calls:
+                out["tool_calls"] = tool_calls_to_json(self.tool_calls)
         return out
+
+    @property
+    def reasoning_text(self) -> str:
+        """The reasoning as shown (never part of ``text``)."""
+        return reasoning_text(self.reasoning)
 
 
 class Conversation:
@@ -130,6 +157,20 @@ class Conversation:
             chain.append(node)
             node = self.messages[node.parent] if node.parent else None
         return [(m.role, m.text) for m in reversed(chain) if m.role == "user" or m.text]
+
+    def turns(self, upto: str) -> list[Turn]:
+        """``history`` with each answer's reasoning blocks: what Anthropic, with thinking
+        on, needs sent back (the provider's ``build_body`` drops them for the others)."""
+        chain: list[Message] = []
+        node: Message | None = self.messages[upto]
+        while node is not None:
+            chain.append(node)
+            node = self.messages[node.parent] if node.parent else None
+        return [
+            Turn(m.role, m.text, m.reasoning if m.role == "assistant" else ())
+            for m in reversed(chain)
+            if m.role == "user" or m.text
+        ]
 
     def versions(self, message_id: str) -> tuple[int, int]:
         """(1-based position, count) of a message among its siblings: the ‹2/3› control."""
@@ -203,9 +244,13 @@ class Conversation:
         speed: dict[str, Any] | None = None,
         relay_id: str = "",
         url: str = "",
+        reasoning: tuple[ReasoningBlock, ...] | None = None,
+        thought_ms: float | None = None,
+        tool_calls: tuple[ToolCall, ...] | None = None,
     ) -> None:
         """Record how an answer ended (or, with state ``streaming``, how far it got). A
-        continued answer passes its whole joined text."""
+        continued answer passes its whole joined text. ``reasoning`` and ``tool_calls``
+        replace what was kept when given (a continued answer: its last piece's, if any)."""
         msg = self.messages[answer_id]
         msg.text, msg.state, msg.detail = text, state, detail
         msg.format = format or msg.format
@@ -213,6 +258,11 @@ class Conversation:
         msg.speed = speed or msg.speed
         msg.answer_id = relay_id or msg.answer_id
         msg.url = url or msg.url
+        if reasoning:
+            msg.reasoning = reasoning
+            msg.thought_ms = thought_ms if thought_ms is not None else msg.thought_ms
+        if tool_calls:
+            msg.tool_calls = tool_calls
         msg.in_flight = False
         self.updated = time.time()
 
@@ -275,6 +325,11 @@ class Conversation:
             if parent is not None and parent not in conv.messages:
                 raise ImportError_(f"message {i} replies to {parent!r}, which comes later or not")
             usage = m.get("usage")
+            try:
+                reasoning = reasoning_from_json(m.get("reasoning"), f"message {i}")
+                tool_calls = tool_calls_from_json(m.get("tool_calls"), f"message {i}")
+            except ExtrasError as exc:
+                raise ImportError_(str(exc)) from None
             msg = Message(
                 mid,
                 role,
@@ -289,6 +344,9 @@ class Conversation:
                 speed=m["speed"] if isinstance(m.get("speed"), dict) else None,
                 answer_id=_text(m.get("answer_id"), "answer_id"),
                 url=_text(m.get("url"), "url"),
+                reasoning=reasoning if role == "assistant" else (),
+                thought_ms=thought_ms_from_json(m.get("thought_ms")) if reasoning else None,
+                tool_calls=tool_calls if role == "assistant" else (),
             )
             if msg.state == "streaming":  # it was cut off when the page closed
                 msg.in_flight = bool(msg.answer_id)

@@ -11,6 +11,7 @@ __all__ = [
     "Action",
     "actions",
     "announcement",
+    "kept_thought_label",
     "state_label",
     "thinking_label",
     "thought_label",
@@ -45,6 +46,14 @@ def thought_label(ms: float, hidden: bool, chars: int) -> str:
         return "Reasoning hidden by the provider"
     took = "less than a second" if ms < 1000 else f"{round(ms / 1000)} s"
     return f"Thought for {took}" + (" (partly hidden by the provider)" if hidden else "")
+
+
+def kept_thought_label(ms: float | None, hidden: bool, chars: int) -> str:
+    """``thought_label`` for a restored answer: an imported one may not say how long the
+    model thought (``ms`` None), and then the line says only that there is reasoning."""
+    if ms is not None or (hidden and not chars):
+        return thought_label(ms or 0.0, hidden, chars)
+    return "Reasoning" + (" (partly hidden by the provider)" if hidden else "")
 
 
 def actions(

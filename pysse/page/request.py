@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..providers import PROVIDERS, BodyOptions, Message, get_provider
+from ..providers import PROVIDERS, BodyOptions, Message, Turn, get_provider
 
 __all__ = [
     "advertised_format",
@@ -20,6 +20,7 @@ __all__ = [
     "needs_format_probe",
     "parse_header_lines",
     "relay_url",
+    "thinking_budget",
 ]
 
 AUTO_BODY_FORMAT = "openai-chat"  # what "auto" sends: the most widely spoken request format
@@ -27,16 +28,30 @@ AUTO_BODY_FORMAT = "openai-chat"  # what "auto" sends: the most widely spoken re
 
 def build_body(
     fmt: str,
-    messages: Sequence[Message],
+    messages: Sequence[Message | Turn],
     *,
     model: str = "",
     system: str = "",
     max_tokens: int = 2048,
+    thinking: int = 0,
 ) -> dict[str, Any]:
     """The streaming request body for ``fmt`` ("auto" sends OpenAI Chat Completions). An
-    unknown format is a ``ValueError`` naming the valid ones."""
+    unknown format is a ``ValueError`` naming the valid ones. ``thinking``: a reasoning budget
+    in tokens (0: none asked for); with it, Anthropic gets the earlier answers' thinking
+    blocks back with their signatures (``Turn``s carry them), the other formats drop them.
+    The budget must stay below ``max_tokens`` (Anthropic's rule): the body's ``max_tokens``
+    grows to leave room for the answer."""
     provider = get_provider(AUTO_BODY_FORMAT if fmt == "auto" else fmt)
-    return provider.build_body(messages, BodyOptions(model, system, max_tokens))
+    if thinking > 0:
+        max_tokens += thinking
+    return provider.build_body(messages, BodyOptions(model, system, max_tokens, thinking))
+
+
+def thinking_budget(fmt: str, budget: int, continuing: bool) -> int:
+    """The reasoning budget a request asks for: the setting's, except when Continue sends an
+    Anthropic prefill (the partial answer as the last assistant message), which Anthropic
+    refuses while thinking is on: that request asks for none."""
+    return 0 if continuing and fmt == "anthropic" else max(0, budget)
 
 
 def body_format(fmt: str, site: Mapping[str, Any], learned: str = "") -> str:

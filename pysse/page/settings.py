@@ -34,11 +34,13 @@ DEFAULTS: dict[str, Any] = {
     "image_hosts": "",
     "theme": "system",  # system | light | dark
     "keep_recordings": "yes",  # keep each answer's bytes for the inspector after a reload
+    "thinking": 0,  # a reasoning budget in tokens; 0 asks for none (the model's default)
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "theme": ("system", "light", "dark"),
     "keep_recordings": ("yes", "no"),
 }
+MAX_THINKING = 128_000  # tokens: no model thinks longer in one answer
 SITE_FORMAT_KEY = "site_format"  # stored beside the settings: the site format they were made for
 
 
@@ -73,10 +75,16 @@ def dump_settings(settings: Mapping[str, Any], site: Mapping[str, Any]) -> str:
 
 def coerce(key: str, value: Any) -> Any:
     """A form or stored value as the setting's type: whole seconds >= 1 for the timeouts
-    (the default when unreadable), one of ``CHOICES`` for a choice, text for the rest."""
+    (the default when unreadable), a budget >= 0 for ``thinking``, one of ``CHOICES`` for a
+    choice, text for the rest."""
     default = DEFAULTS[key]
     if key in CHOICES:
         return value if value in CHOICES[key] else default
+    if key == "thinking":
+        try:
+            return min(MAX_THINKING, max(0, int(float(value or 0))))
+        except (TypeError, ValueError, OverflowError):
+            return default
     if isinstance(default, int):
         try:
             return max(1, int(float(value)))
