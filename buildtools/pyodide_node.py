@@ -37,7 +37,7 @@ const { pathToFileURL } = require("url");
 """
 
 # The page's boot (web/boot.js), in Node: the site's manifest (index.html), its zips written
-# where the page writes them, and for the snapshot the page's own undoDelta.
+# where the page writes them, and for the snapshot the page's own fitHeap and undoDelta.
 # argv: the site, "plain" or "snapshot", the code's file, the payload's file.
 _AS_PAGE = r"""
 const fs = require("fs");
@@ -51,7 +51,7 @@ const { pathToFileURL } = require("url");
   const dir = path.join(site, m.pyodide);
   const { loadPyodide } = await import(pathToFileURL(path.join(dir, "pyodide.mjs")).href);
   const { default: factory } = await import(pathToFileURL(path.join(dir, "pyodide.asm.mjs")).href);
-  const { undoDelta } = await import(pathToFileURL(path.join(site, "boot.js")).href);
+  const { undoDelta, fitHeap } = await import(pathToFileURL(path.join(site, "boot.js")).href);
   const read = (url) => new Uint8Array(fs.readFileSync(path.join(site, url)));
   const config = {
     indexURL: dir + "/", stdLibURL: path.join(site, run.stdlib.url),
@@ -62,6 +62,7 @@ const { pathToFileURL } = require("url");
     config._loadSnapshot = snap;
     config.createPyodideModule = async (settings) => {
       const module = await factory(settings);
+      fitHeap(module, snap); // the heap grown to the snapshot's size first, as the page does
       await undoDelta(snap, module.HEAPU8, run.delta);
       return module;
     };
