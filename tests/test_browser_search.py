@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_browser_a11y import THEMES, serious
 
 from bench.search_corpus import chat
+from conftest import axe_path
 
 pytestmark = pytest.mark.browser
 
@@ -152,3 +154,24 @@ def test_a_changed_chat_is_searched_again_and_a_reload_reads_from_storage(
     p.reload()
     type_term(page, "zqx0003needle", "1 chat")
     assert [r["chat"] for r in results(page)] == ["bench0003"]
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_search_results_and_a_marked_message_pass_axe(
+    make_page: Any, tmp_path: Path, theme: str
+) -> None:
+    source = axe_path().read_text()
+    settings, context = THEMES[theme]
+    p = make_page(settings=settings, bypass_csp=True, **context)
+    page = p.open()
+    for i in (5, 17, 42):
+        path = tmp_path / f"chat{i}.json"
+        path.write_text(json.dumps(chat_doc(i)))
+        page.set_input_files("[data-role=import]", str(path))
+        page.wait_for_selector(f"[data-role=chat-list] li[data-chat=bench00{i:02d}]")
+    type_term(page, "kaleidoscope", "3 chats")
+    assert page.locator("[data-role=search-result] mark").count() == 3
+    assert serious(page, source) == []
+    page.click("[data-role=search-result][data-chat=bench0005]")
+    page.wait_for_selector("[data-role=log] article[data-search-hit]")
+    assert serious(page, source) == []
