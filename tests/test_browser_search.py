@@ -54,7 +54,7 @@ def type_term(page: Any, term: str, count: str) -> None:
     )
 
 
-def results(page: Any) -> list[dict[str, str]]:
+def results(page: Any) -> list[dict[str, Any]]:
     return list(
         page.eval_on_selector_all(
             "[data-role=search-result]",

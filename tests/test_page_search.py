@@ -20,8 +20,8 @@ from pysse.page.search import (
     search_steps,
 )
 
-TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300)
-TERM = st.text(st.characters(blacklist_categories=("Cs",)), min_size=2, max_size=8).filter(
+TEXT = st.text(st.characters(codec="utf-8"), max_size=300)
+TERM = st.text(st.characters(codec="utf-8"), min_size=2, max_size=8).filter(
     lambda t: len(t.strip()) >= 2
 )
 
