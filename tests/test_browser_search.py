@@ -46,12 +46,14 @@ def import_all(page: Any, tmp_path: Path) -> None:
 
 
 def type_term(page: Any, term: str, count: str) -> None:
+    """Type ``term`` and wait for its complete results (``data-term``), then check the count."""
     page.fill("[data-role=search]", term)
     page.wait_for_function(
-        "(c) => document.querySelector('[data-role=search-count]').textContent === c",
-        arg=count,
-        timeout=20_000,
+        "(t) => document.querySelector('[data-role=search-results]').dataset.term === t",
+        arg=term,
+        timeout=60_000,
     )
+    assert page.inner_text("[data-role=search-count]") == count
 
 
 def results(page: Any) -> list[dict[str, Any]]:

@@ -93,6 +93,7 @@ class SearchView:
         self.results_el.hidden = False
         if any(r not in self.texts for r in self.chats.rows):
             self.count_el.textContent = "Reading the chats…"
+            self.count_el.setAttribute("data-count", "")
             await self.prepare()
             if gen != self._gen:
                 return
@@ -111,16 +112,19 @@ class SearchView:
                 hits = done.value
                 break
             if js.performance.now() - start >= SLICE_MS:
-                self.render(hits, searching=True)
+                self.render(hits, "")
                 PAUSES[0] += 1
                 await asyncio.sleep(0)
                 if gen != self._gen:
                     return  # a newer keystroke: its search goes on, this one ends
                 start = js.performance.now()
         self.searches += 1
-        self.render(hits, searching=False)
+        self.render(hits, term)
 
-    def render(self, hits: list[Hit], searching: bool) -> None:
+    def render(self, hits: list[Hit], term: str) -> None:
+        """The results so far (``term`` "": still searching), and the count when it
+        changed. ``data-term`` on the results names the term they are complete for."""
+        searching = not term
         current = self.app.conv.id if getattr(self.app, "conv", None) else ""
         items = []
         for hit in hits[:SHOWN]:
@@ -137,6 +141,7 @@ class SearchView:
         if not items and not searching:
             items.append('<li class="empty">No chat has this text.</li>')
         self.results_el.innerHTML = "".join(items)
+        self.results_el.setAttribute("data-term", term)
         label = count_label(len(hits), searching)
         if attr(self.count_el, "data-count") != label:  # said again only when it changes
             self.count_el.setAttribute("data-count", label)
@@ -146,6 +151,7 @@ class SearchView:
         """The chat list again, as it was."""
         self.results_el.hidden = True
         self.results_el.innerHTML = ""
+        self.results_el.setAttribute("data-term", "")
         self.count_el.textContent = ""
         self.count_el.setAttribute("data-count", "")
         self.chats.list_el.hidden = False
