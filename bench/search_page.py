@@ -2,7 +2,8 @@
 page's IndexedDB (as the page stores them: a row and a body each), the page reloaded, the
 CPU throttled 4x (DevTools' mid-tier mobile), then a needle typed into the search field a key
 every 150 ms: once cold (every chat read from storage and folded on the way) and once warm
-(the folded texts kept). Long tasks (Long Tasks API) and each key's latency (Event Timing)
+(the folded texts kept); before and after them, the same keys into the message box: the
+baseline, what the loaded machine and the throttle cost alone. Long tasks (Long Tasks API) and each key's latency (Event Timing)
 come from ``phone_page``'s instruments.
 """
 
@@ -66,6 +67,28 @@ def _type(page: Any, term: str) -> dict[str, float]:
     }
 
 
+def _type_prompt(page: Any, term: str) -> dict[str, float]:
+    """The baseline, side by side: the same keys into the message box (no search), so the
+    long tasks the machine and the throttle cause alone are counted the same way."""
+    page.focus("[data-role=prompt]")
+    t0 = float(page.evaluate("performance.now()"))
+    for ch in term:
+        time.sleep(0.15)
+        page.keyboard.press(ch)
+    page.wait_for_timeout(300)
+    done = float(page.evaluate("performance.now()"))
+    page.fill("[data-role=prompt]", "")
+    tasks = long_tasks(page, t0, done)
+    keys = key_latencies(page, t0, done)
+    return {
+        "to_result_ms": float("nan"),
+        "longest_task_ms": max(tasks, default=0.0),
+        "tasks_over_50": float(sum(1 for t in tasks if t > 50)),
+        "worst_key_ms": max(keys, default=0.0),
+        "found": float("nan"),
+    }
+
+
 def in_chromium(bodies: list[str], needles: tuple[str, str], rate: float = 4.0) -> Any:
     """Cold and warm rows, or None without a browser and a built site."""
     from playwright.sync_api import sync_playwright
@@ -91,8 +114,17 @@ def in_chromium(bodies: list[str], needles: tuple[str, str], rate: float = 4.0) 
             throttle = Throttle(ctx, page)
             throttle.set(rate)
             loop = throttle.loop_ms()
+            base = _type_prompt(page, needles[1])
             cold = _type(page, needles[0])
             warm = _type(page, needles[1])
-            return {"rate": rate, "loop_ms": loop, "cold": cold, "warm": warm}
+            again = _type_prompt(page, needles[1])
+            return {
+                "rate": rate,
+                "loop_ms": loop,
+                "cold": cold,
+                "warm": warm,
+                "base": base,
+                "again": again,
+            }
         finally:
             browser.close()
