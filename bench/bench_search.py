@@ -142,8 +142,8 @@ def page_table(res: dict[str, Any]) -> list[str]:
         f"{res['loop_ms']:.0f} ms): a needle typed into the search field, a key every 150 ms",
         "",
         "| pass | chats found | result after the last key | longest task | tasks over 50 ms "
-        "| slowest key (Event Timing) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| slowest key (Event Timing) | longest search work in a task |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     passes = (
         ("base", "baseline: the keys into the message box, before"),
@@ -155,9 +155,10 @@ def page_table(res: dict[str, Any]) -> list[str]:
         r = res[name]
         found = "" if r["found"] != r["found"] else f"{r['found']:.0f}"  # (nan: a baseline)
         took = "" if r["to_result_ms"] != r["to_result_ms"] else f"{r['to_result_ms']:.0f} ms"
+        own = "" if r["own_ms"] != r["own_ms"] else f"{r['own_ms']:.0f} ms"
         rows.append(
             f"| {label} | {found} | {took} | {r['longest_task_ms']:.0f} ms "
-            f"| {r['tasks_over_50']:.0f} | {r['worst_key_ms']:.0f} ms |"
+            f"| {r['tasks_over_50']:.0f} | {r['worst_key_ms']:.0f} ms | {own} |"
         )
     return rows
 

@@ -42,6 +42,7 @@ def _seed(page: Any, bodies: list[str]) -> None:
 
 def _type(page: Any, term: str) -> dict[str, float]:
     page.fill("[data-role=search]", "")
+    page.evaluate("pysseApp.chats.search.longest_ms = 0")
     page.focus("[data-role=search]")
     t0 = float(page.evaluate("performance.now()"))
     last = t0
@@ -56,6 +57,7 @@ def _type(page: Any, term: str) -> dict[str, float]:
     )
     done = float(page.evaluate("performance.now()"))
     found = page.locator("[data-role=search-result]").count()
+    own = float(page.evaluate("pysseApp.chats.search.longest_ms"))
     tasks = long_tasks(page, t0, done)
     keys = key_latencies(page, t0, done)
     return {
@@ -64,6 +66,7 @@ def _type(page: Any, term: str) -> dict[str, float]:
         "tasks_over_50": float(sum(1 for t in tasks if t > 50)),
         "worst_key_ms": max(keys, default=0.0),
         "found": float(found),
+        "own_ms": own,
     }
 
 
@@ -86,6 +89,7 @@ def _type_prompt(page: Any, term: str) -> dict[str, float]:
         "tasks_over_50": float(sum(1 for t in tasks if t > 50)),
         "worst_key_ms": max(keys, default=0.0),
         "found": float("nan"),
+        "own_ms": float("nan"),
     }
 
 
