@@ -783,6 +783,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         examples = build_examples(BUILD / "examples")
         embed_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_EXAMPLES=str(examples))
         run([sys.executable, "-m", "bench.bench_embed"], cwd=ROOT, env=embed_env)
+    if args.only in (None, "search"):  # issue #23: search across 500 long chats
+        site = build_site(BUILD / "site-search")  # its own: a test run may rebuild build/site
+        env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(site))
+        run([sys.executable, "-m", "bench.bench_search"], cwd=ROOT, env=env)
     if args.only in (None, "phone"):  # issue #28: long tasks, input, memory at 1x and 4x
         # brotli 9, as the tests' site: the page's speed, not its bytes, is measured here
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(build_site()))
@@ -893,6 +897,7 @@ def main() -> int:
             "boot",
             "browser",
             "embed",
+            "search",
             "phone",
         ],
     )

@@ -1,6 +1,7 @@
 """The chat list (a sidebar, a drawer on small screens): new, switch, rename, delete, delete
-all, export as Markdown or JSON, import JSON. It owns the loaded conversations and writes every
-change through to storage (``storage.py``); the rules are in ``page.chats``."""
+all, export as Markdown or JSON, import JSON, search across chats (``search_view.py``). It
+owns the loaded conversations and writes every change through to storage (``storage.py``);
+the rules are in ``page.chats``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..page.chats import (
 )
 from ..page.conversation import Conversation, ImportError_
 from .dom import attr, download, q, run_sliced, spawn
+from .search_view import SearchView
 from .storage import ChatStore
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ class ChatList:
         self.rows: dict[str, ChatSummary] = {}
         self.convs: dict[str, Conversation] = {}  # loaded: the open chat, chats still streaming
         self.list_el = q("[data-role=chat-list]")
+        self.search = SearchView(self)  # search across chats: the field above the list
 
     def bind(self) -> None:
         on = self.app.listeners.on
@@ -47,6 +50,7 @@ class ChatList:
         on(q("[data-role=export-md]"), "click", lambda e: self.export("md"))
         on(q("[data-role=export-json]"), "click", lambda e: self.export("json"))
         on(q("[data-role=import]"), "change", self._on_import)
+        self.search.bind()
 
     # -- loading and saving --------------------------------------------------------------------
 
@@ -74,6 +78,7 @@ class ChatList:
         if not conv.messages:
             return
         self.rows[conv.id] = ChatSummary.of(conv)
+        self.search.forget(conv.id)
         spawn(self.store.save_chat(conv))
         self.render()
 
@@ -157,6 +162,7 @@ class ChatList:
             return
         self.rows.pop(chat_id, None)
         self.convs.pop(chat_id, None)
+        self.search.forget(chat_id)
         await self.store.delete_chat(chat_id)
         if self.app.conv.id == chat_id:
             await self.app.switch_to(None)
@@ -168,6 +174,7 @@ class ChatList:
         ):
             return
         self.rows.clear()
+        self.search.forget_all()
         self.convs = {k: v for k, v in self.convs.items() if k == self.app.conv.id}
         await self.store.delete_all()
         await self.app.switch_to(None)

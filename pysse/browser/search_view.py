@@ -1,0 +1,226 @@
+"""Search across chats in the chat list: the field, the results in place of the list, the
+live count, the keys, and opening a result at its message. The matching is
+``page.search``; this only keeps each chat's ``ChatText`` and renders.
+
+Only the open chat (and chats still streaming) are in memory (``ChatList.convs``); the
+others are read from storage the first time a search needs them (when the field gets focus),
+folded once and kept, and dropped when the chat changes (``forget``). Every keystroke starts
+a new search and ends the one before it (``_gen``); a search runs in slices of ``SLICE_MS``
+between which the page paints and takes the next key, so typing never waits on a scan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from typing import TYPE_CHECKING, Any
+
+import js
+
+from ..page.chats import sort_chats
+from ..page.search import ChatText, Hit, count_label, fold_term, search_steps
+from .dom import PAUSES, attr, js_obj, q, spawn
+
+if TYPE_CHECKING:
+    from .chats import ChatList
+
+__all__ = ["SearchView"]
+
+SLICE_MS = 8.0  # search work between pauses
+SHOWN = 50  # results rendered (the count says how many chats matched in all)
+FIND_WAIT_S = 5.0  # how long an opened result waits for its message to be put in the log
+
+
+class SearchView:
+    def __init__(self, chats: ChatList) -> None:
+        self.chats = chats
+        self.app = chats.app
+        self.field = q("[data-role=search]")
+        self.results_el = q("[data-role=search-results]")
+        self.count_el = q("[data-role=search-count]")
+        self.texts: dict[str, ChatText] = {}
+        self._gen = 0
+        self._loading: asyncio.Future[None] | None = None
+        self.searches = 0  # searches run to the end (for the page's stats and tests)
+        self.longest_ms = 0.0  # the longest stretch of search work in one task (the bench)
+
+    def bind(self) -> None:
+        on = self.app.listeners.on
+        on(self.field, "input", lambda e: spawn(self.run(str(self.field.value))))
+        on(self.field, "focus", lambda e: self.prepare())
+        on(self.field, "keydown", self._on_field_key)
+        on(self.results_el, "click", self._on_click)
+        on(self.results_el, "keydown", self._on_results_key)
+
+    @property
+    def active(self) -> bool:
+        return bool(fold_term(str(self.field.value)))
+
+    def forget(self, chat_id: str) -> None:
+        """A chat changed or went: its text is folded again when next searched."""
+        self.texts.pop(chat_id, None)
+
+    def forget_all(self) -> None:
+        self.texts.clear()
+
+    # -- the chats' texts ----------------------------------------------------------------------
+
+    def prepare(self) -> asyncio.Future[None]:
+        """Read and fold the chats not kept yet (one reader at a time)."""
+        if self._loading is None or self._loading.done():
+            self._loading = asyncio.ensure_future(self._load_missing())
+        return self._loading
+
+    async def _load_missing(self) -> None:
+        missing = [r.id for r in sort_chats(list(self.chats.rows.values()))]
+        for i, chat_id in enumerate(c for c in missing if c not in self.texts):
+            conv = self.chats.convs.get(chat_id)
+            if conv is None:
+                conv = await self.chats.store.load_chat(chat_id)  # not kept: only its text
+            if conv is not None and chat_id in self.chats.rows:
+                t0 = js.performance.now()
+                self.texts[chat_id] = ChatText.of(conv)
+                self.longest_ms = max(self.longest_ms, js.performance.now() - t0)
+            if i % 4 == 3:
+                await asyncio.sleep(0)
+
+    # -- searching -----------------------------------------------------------------------------
+
+    async def run(self, term: str) -> None:
+        self._gen += 1
+        gen = self._gen
+        if not fold_term(term):
+            self.show_list()
+            return
+        self.chats.list_el.hidden = True
+        self.results_el.hidden = False
+        if any(r not in self.texts for r in self.chats.rows):
+            self.count_el.textContent = "Reading the chats…"
+            self.count_el.setAttribute("data-count", "")
+            await self.prepare()
+            if gen != self._gen:
+                return
+        texts = [
+            self.texts[r.id]
+            for r in sort_chats(list(self.chats.rows.values()))
+            if r.id in self.texts
+        ]
+        steps = search_steps(texts, term)
+        start = js.performance.now()
+        hits: list[Hit] = []
+        while True:
+            try:
+                hits = next(steps)
+            except StopIteration as done:
+                hits = done.value
+                break
+            if js.performance.now() - start >= SLICE_MS:
+                self.render(hits, "")
+                self.longest_ms = max(self.longest_ms, js.performance.now() - start)
+                PAUSES[0] += 1
+                await asyncio.sleep(0)
+                if gen != self._gen:
+                    return  # a newer keystroke: its search goes on, this one ends
+                start = js.performance.now()
+        self.searches += 1
+        self.render(hits, term)
+        self.longest_ms = max(self.longest_ms, js.performance.now() - start)
+
+    def render(self, hits: list[Hit], term: str) -> None:
+        """The results so far (``term`` "": still searching), and the count when it
+        changed. ``data-term`` on the results names the term they are complete for."""
+        searching = not term
+        current = self.app.conv.id if getattr(self.app, "conv", None) else ""
+        items = []
+        for hit in hits[:SHOWN]:
+            mark = ' aria-current="true"' if hit.chat_id == current else ""
+            who = "You" if hit.role == "user" else "Answer"
+            items.append(
+                f'<li{mark}><button type="button" class="search-result" '
+                f'data-role="search-result" data-chat="{html.escape(hit.chat_id)}" '
+                f'data-message="{html.escape(hit.message_id)}">'
+                f'<span class="result-title">{html.escape(hit.title or "New chat")}</span>'
+                f'<span class="snippet"><span class="who">{who}:</span> '
+                f"{hit.snippet.html()}</span></button></li>"
+            )
+        if not items and not searching:
+            items.append('<li class="empty">No chat has this text.</li>')
+        self.results_el.innerHTML = "".join(items)
+        self.results_el.setAttribute("data-term", term)
+        label = count_label(len(hits), searching)
+        if attr(self.count_el, "data-count") != label:  # said again only when it changes
+            self.count_el.setAttribute("data-count", label)
+            self.count_el.textContent = label
+
+    def show_list(self) -> None:
+        """The chat list again, as it was."""
+        self.results_el.hidden = True
+        self.results_el.innerHTML = ""
+        self.results_el.setAttribute("data-term", "")
+        self.count_el.textContent = ""
+        self.count_el.setAttribute("data-count", "")
+        self.chats.list_el.hidden = False
+
+    def clear(self) -> None:
+        self._gen += 1
+        self.field.value = ""
+        self.show_list()
+
+    # -- keys and clicks -----------------------------------------------------------------------
+
+    def _results(self) -> list[Any]:
+        return list(self.results_el.querySelectorAll("[data-role=search-result]"))
+
+    def _on_field_key(self, e: Any) -> None:
+        if e.key == "Escape" and str(self.field.value):
+            e.preventDefault()  # (the page's Escape would close the drawer)
+            self.clear()
+        elif e.key == "ArrowDown" and self._results():
+            e.preventDefault()
+            self._results()[0].focus()
+        elif e.key == "Enter" and self._results():
+            e.preventDefault()
+            self._open(self._results()[0])
+
+    def _on_results_key(self, e: Any) -> None:
+        results = self._results()
+        if e.target not in results:
+            return
+        i = results.index(e.target)
+        if e.key in ("ArrowDown", "ArrowUp"):
+            e.preventDefault()
+            step = 1 if e.key == "ArrowDown" else -1
+            if 0 <= i + step < len(results):
+                results[i + step].focus()
+            elif step < 0:
+                self.field.focus()
+        elif e.key == "Escape":
+            e.preventDefault()
+            self.clear()
+            self.field.focus()
+
+    def _on_click(self, e: Any) -> None:
+        btn = e.target.closest("[data-role=search-result]")
+        if btn:
+            self._open(btn)
+
+    def _open(self, btn: Any) -> None:
+        spawn(self.open(attr(btn, "data-chat"), attr(btn, "data-message")))
+
+    async def open(self, chat_id: str, message_id: str) -> None:
+        """Open the chat with the matching message scrolled into view and marked."""
+        await self.app.switch_to(chat_id)
+        self.chats.close_drawer()
+        log = self.app.log
+        for old in log.querySelectorAll("[data-search-hit]"):
+            old.removeAttribute("data-search-hit")
+        sel = f'article[data-id="{js.CSS.escape(message_id)}"]'
+        waited = 0.0
+        while not (el := q(sel, log)) and waited < FIND_WAIT_S:  # (JS null is falsy)
+            await asyncio.sleep(0.02)  # older messages are put in slices (log_view)
+            waited += 0.02
+        if not el or self.app.conv.id != chat_id:
+            return
+        el.setAttribute("data-search-hit", "1")
+        self.app.scroll.follower.on_user_intent_up()  # stay here, not at the chat's end
+        el.scrollIntoView(js_obj({"block": "center"}))

@@ -1,0 +1,238 @@
+"""Search across chats: which chats' messages contain a term, where, and a snippet around it.
+
+Pure; the browser keeps one ``ChatText`` per chat (built when the chat is first searched,
+dropped when it changes) and drives ``search_steps`` in slices, so typing never waits on a
+scan (``browser/search_view.py``).
+
+Matching is case-insensitive by Unicode case folding (``str.casefold``: "STRASSE" finds
+"Straße", "ΣΑΣ" finds "σας"). Each chat's folded messages are kept joined by a separator no
+term can contain, so a whole chat is one ``str.find`` (C speed) and a match never spans two
+messages. Only what the page shows is searched: the user's and the assistant's text on the
+selected path; reasoning and tool calls are not part of ``Message.text``.
+
+Folding can change lengths ("ß" -> "ss"), so a match's position in the folded text is mapped
+back to the original characters (``original_span``) before the snippet is cut; the snippet's
+HTML is escaped text with the match in ``<mark>``: model output never becomes markup here.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass
+
+from .conversation import Conversation
+
+__all__ = [
+    "MIN_TERM",
+    "ChatText",
+    "Hit",
+    "Snippet",
+    "count_label",
+    "fold",
+    "fold_term",
+    "original_span",
+    "search",
+    "search_steps",
+    "snippet",
+]
+
+MIN_TERM = 2  # characters typed before the list is filtered
+SEP = "\x00"  # between messages in a chat's folded text (removed from texts and terms)
+SLICE_CHARS = 400_000  # folded characters scanned between yields (~0.1 ms in CPython)
+BEFORE = 40  # snippet characters kept before the match (about)
+WIDTH = 140  # snippet characters in all (about)
+
+
+def fold(text: str) -> str:
+    """The form texts and terms are compared in."""
+    return text.replace(SEP, " ").casefold()
+
+
+def fold_term(term: str) -> str:
+    """A typed term as it is searched for: folded, outer spaces dropped; "" when it is too
+    short to search (fewer than ``MIN_TERM`` characters)."""
+    t = fold(term.strip())
+    return t if len(term.strip()) >= MIN_TERM else ""
+
+
+@dataclass(frozen=True)
+class ChatText:
+    """One chat's searchable text: its messages (user and assistant, the selected path)."""
+
+    chat_id: str
+    title: str
+    updated: float
+    ids: tuple[str, ...]
+    roles: tuple[str, ...]
+    texts: tuple[str, ...]  # as written (snippets are cut from these)
+    folded: str  # the folded texts joined by SEP
+    starts: tuple[int, ...]  # where each message begins in ``folded``
+
+    @classmethod
+    def of(cls, conv: Conversation) -> ChatText:
+        msgs = [m for m in conv.path() if m.role in ("user", "assistant") and m.text]
+        return cls.from_messages(
+            conv.id, conv.title, conv.updated, [(m.id, m.role, m.text) for m in msgs]
+        )
+
+    @classmethod
+    def from_messages(
+        cls, chat_id: str, title: str, updated: float, messages: list[tuple[str, str, str]]
+    ) -> ChatText:
+        folded = [fold(text) for _, _, text in messages]
+        starts, at = [], 0
+        for f in folded:
+            starts.append(at)
+            at += len(f) + 1
+        return cls(
+            chat_id,
+            title,
+            updated,
+            tuple(m[0] for m in messages),
+            tuple(m[1] for m in messages),
+            tuple(m[2] for m in messages),
+            SEP.join(folded),
+            tuple(starts),
+        )
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Text around a match: ``before``, the ``match`` as written, ``after``."""
+
+    before: str
+    match: str
+    after: str
+
+    def html(self) -> str:
+        """Escaped text, the match in ``<mark>``."""
+        esc = html.escape
+        return f"{esc(self.before)}<mark>{esc(self.match)}</mark>{esc(self.after)}"
+
+    @property
+    def text(self) -> str:
+        return self.before + self.match + self.after
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chat that matched: its first matching message and a snippet of it."""
+
+    chat_id: str
+    title: str
+    updated: float
+    message_id: str
+    role: str
+    snippet: Snippet
+    in_title: bool
+
+
+def original_span(text: str, start: int, length: int) -> tuple[int, int]:
+    """The characters of ``text`` whose folded form covers ``fold(text)[start:start+length]``
+    (a match starting inside one character's folding, the second "s" of "ß", marks all of
+    it)."""
+    if len(fold(text)) == len(text):  # every character folds to one: same positions
+        return start, start + length
+    end = start + length
+    at = 0  # folded length of text[:i]
+    i = 0
+    first = -1
+    while i < len(text):
+        nxt = at + len(fold(text[i]))
+        if first < 0 and nxt > start:
+            first = i
+        if nxt >= end and first >= 0:
+            return first, i + 1
+        at = nxt
+        i += 1
+    return (first if first >= 0 else len(text)), len(text)
+
+
+def _squeeze(s: str) -> str:
+    return " ".join(s.split())
+
+
+def snippet(text: str, start: int, end: int) -> Snippet:
+    """``text[start:end]`` with some of what surrounds it, cut at spaces where there are
+    some, whitespace squeezed (a snippet is one line), "…" where text was left out."""
+    lo = max(0, start - BEFORE)
+    if lo > 0:
+        space = text.find(" ", lo, start)
+        lo = space + 1 if 0 <= space < start - BEFORE // 2 else lo
+    hi = min(len(text), end + max(WIDTH - BEFORE - (end - start), 20))
+    if hi < len(text):
+        space = text.rfind(" ", end, hi)
+        hi = space if space > end + 10 else hi
+    before = ("…" if lo > 0 else "") + _squeeze(text[lo:start]).lstrip()
+    if before and text[start - 1 : start].isspace():
+        before += " "
+    after = _squeeze(text[end:hi])
+    if after and text[end : end + 1].isspace():
+        after = " " + after
+    return Snippet(before, text[start:end], after + ("…" if hi < len(text) else ""))
+
+
+def find(chat: ChatText, term: str) -> Hit | None:
+    """The chat's first message containing ``term`` (folded), or None."""
+    in_title = term in fold(chat.title)
+    pos = chat.folded.find(term)
+    if pos < 0:
+        return None
+    k = bisect.bisect_right(chat.starts, pos) - 1
+    text = chat.texts[k]
+    start, end = original_span(text, pos - chat.starts[k], len(term))
+    return Hit(
+        chat.chat_id,
+        chat.title,
+        chat.updated,
+        chat.ids[k],
+        chat.roles[k],
+        snippet(text, start, end),
+        in_title,
+    )
+
+
+def rank(hits: list[Hit]) -> list[Hit]:
+    """Chats whose title has the term first, then the most recently changed (the list's
+    own order)."""
+    return sorted(hits, key=lambda h: (not h.in_title, -h.updated, h.chat_id))
+
+
+def search_steps(
+    chats: Iterable[ChatText], term: str, slice_chars: int = SLICE_CHARS
+) -> Generator[list[Hit], None, list[Hit]]:
+    """``search`` in steps: it yields the hits so far after every ``slice_chars`` scanned
+    (between chats), so the page can paint, take the next keystroke and drop this search."""
+    folded = fold_term(term)
+    hits: list[Hit] = []
+    if not folded:
+        return hits
+    done = 0
+    for chat in chats:
+        hit = find(chat, folded)
+        if hit is not None:
+            hits.append(hit)
+        done += len(chat.folded)
+        if done >= slice_chars:
+            done = 0
+            yield rank(hits)
+    return rank(hits)
+
+
+def search(chats: Iterable[ChatText], term: str) -> list[Hit]:
+    """The chats whose messages contain ``term`` (case-insensitive), best first; none for a
+    term shorter than ``MIN_TERM``."""
+    steps = search_steps(chats, term)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+def count_label(n: int, searching: bool = False) -> str:
+    """The live count read out as results change."""
+    words = "1 chat" if n == 1 else f"{n} chats"
+    return f"{words} so far, searching…" if searching else words

@@ -1,0 +1,179 @@
+"""Search across chats in Chromium (#23): 50 imported chats, a term in three of them (one
+long chat, the term at its top; hostile markup beside it in another): the live count, the
+results with the term marked as escaped text, opening one at its message (scrolled into view
+and marked), the arrow keys and Enter, Escape back to the list; a chat's text is read again
+after it changes; a search over chats not yet in memory reads them from storage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_browser_a11y import THEMES, serious
+
+from bench.search_corpus import chat
+from conftest import axe_path
+
+pytestmark = pytest.mark.browser
+
+N = 50
+TERM_IN = {5: (1, "KALEIDOSCOPE"), 17: (3, "kaleidoscope"), 42: (1, "Kaleidoscopes")}
+HOSTILE = '<img src=x onerror="window.__xss=1"> '
+LONG = 42  # 16 answers: its matching answer (the first) is far above the end it opens at
+
+
+def chat_doc(i: int) -> dict[str, Any]:
+    doc = chat(i, answers=16 if i == LONG else 2, size=500 if i == LONG else 200)
+    if i in TERM_IN:
+        k, word = TERM_IN[i]
+        msg = doc["messages"][k]
+        after = HOSTILE if i == 17 else ""
+        msg["text"] = f"the {word} {after}turns. " + msg["text"]
+    return dict(doc)
+
+
+def import_all(page: Any, tmp_path: Path) -> None:
+    for i in range(N):
+        path = tmp_path / f"chat{i}.json"
+        path.write_text(json.dumps(chat_doc(i)))
+        page.set_input_files("[data-role=import]", str(path))
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('[data-role=chat-list] li[data-chat]').length === n",
+            arg=i + 1,
+        )
+
+
+def type_term(page: Any, term: str, count: str) -> None:
+    """Type ``term`` and wait for its complete results (``data-term``), then check the count."""
+    page.fill("[data-role=search]", term)
+    page.wait_for_function(
+        "(t) => document.querySelector('[data-role=search-results]').dataset.term === t",
+        arg=term,
+        timeout=60_000,
+    )
+    assert page.inner_text("[data-role=search-count]") == count
+
+
+def results(page: Any) -> list[dict[str, Any]]:
+    return list(
+        page.eval_on_selector_all(
+            "[data-role=search-result]",
+            """els => els.map((e) => ({chat: e.dataset.chat, message: e.dataset.message,
+                 marks: [...e.querySelectorAll('mark')].map((m) => m.textContent),
+                 html: e.querySelector('.snippet').innerHTML,
+                 text: e.querySelector('.snippet').textContent}))""",
+        )
+    )
+
+
+def test_search_fifty_imported_chats(make_page: Any, tmp_path: Path) -> None:
+    p = make_page(viewport={"width": 1100, "height": 700})
+    page = p.open()
+    import_all(page, tmp_path)
+    field = page.locator("[data-role=search]")
+    assert page.locator("label[for=chat-search]").inner_text() == "Search chats"
+    assert page.get_attribute("[data-role=search-count]", "aria-live") == "polite"
+
+    page.fill("[data-role=search]", "k")  # one letter: the list stays
+    assert page.is_visible("[data-role=chat-list]")
+    assert page.locator("[data-role=search-result]").count() == 0
+
+    type_term(page, "kaleidoSCOPE", "3 chats")
+    assert page.is_hidden("[data-role=chat-list]")
+    found = results(page)
+    # newest first: chat 5 is newer than 17, 17 than 42
+    assert [r["chat"] for r in found] == ["bench0005", "bench0017", "bench0042"]
+    assert [r["message"] for r in found] == ["m2", "m4", "m2"]
+    assert [r["marks"] for r in found] == [["KALEIDOSCOPE"], ["kaleidoscope"], ["Kaleidoscope"]]
+    assert "<img" not in found[1]["html"] and "&lt;img" in found[1]["html"]
+    assert 'onerror="window.__xss=1"' in found[1]["text"]  # shown as text
+    assert page.evaluate("window.__xss") is None
+
+    needle = "zqx0031needle"  # in chat 31 only (bench.search_corpus.needle_for)
+    type_term(page, needle.upper(), "1 chat")
+    assert [r["chat"] for r in results(page)] == ["bench0031"]
+    type_term(page, "no such words anywhere", "0 chats")
+    assert page.inner_text("[data-role=search-results]") == "No chat has this text."
+
+    # the keyboard: down into the results, down again, Enter opens the second
+    type_term(page, "kaleidoscope", "3 chats")
+    field.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.chat") == "bench0005"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.chat") == "bench0042"
+    page.keyboard.press("Enter")
+    hit = "[data-role=log] article[data-search-hit]"
+    page.wait_for_selector(hit)
+    assert page.get_attribute(hit, "data-id") == "m2"
+    # the opened chat is the long one, and its first answer is in the log's view
+    page.wait_for_function(
+        """() => { const a = document.querySelector('[data-role=log] article[data-search-hit]');
+             const v = document.querySelector('[data-role=log]').getBoundingClientRect();
+             const r = a.getBoundingClientRect();
+             return r.top < v.bottom && r.bottom > v.top; }"""
+    )
+    assert page.evaluate(
+        "document.querySelector('[data-role=log]').scrollHeight"
+        " > 2 * document.querySelector('[data-role=log]').clientHeight"
+    )
+
+    # Escape in the field clears it: the whole list is back
+    field.focus()
+    field.press("Escape")
+    assert field.input_value() == ""
+    assert page.is_visible("[data-role=chat-list]") and page.is_hidden("[data-role=search-results]")
+    assert page.locator("[data-role=chat-list] li[data-chat]").count() == N
+    assert page.inner_text("[data-role=search-count]") == ""
+
+    # a click opens a result too, and the mark moves to the new message
+    type_term(page, "kaleidoscope", "3 chats")
+    page.click("[data-role=search-result][data-chat=bench0017]")
+    page.wait_for_selector("[data-role=log] article[data-search-hit][data-id=m4]")
+    assert page.locator("[data-role=log] article[data-search-hit]").count() == 1
+
+
+def test_a_changed_chat_is_searched_again_and_a_reload_reads_from_storage(
+    make_page: Any, tmp_path: Path
+) -> None:
+    p = make_page()
+    page = p.open()
+    for i in (3, 5):
+        path = tmp_path / f"chat{i}.json"
+        path.write_text(json.dumps(chat_doc(i)))
+        page.set_input_files("[data-role=import]", str(path))
+        page.wait_for_selector(f"[data-role=chat-list] li[data-chat=bench000{i}]")
+    type_term(page, "kaleidoscope", "1 chat")
+    page.fill("[data-role=search]", "")
+    assert page.is_visible("[data-role=chat-list]")
+    p.send("tell me about kaleidoscope lenses")  # into the open chat (bench0005)
+    p.wait_done()
+    type_term(page, "kaleidoscope LENSES", "1 chat")
+    assert results(page)[0]["marks"] == ["kaleidoscope lenses"]
+    # after a reload only the open chat is in memory: the other is read from storage
+    p.reload()
+    type_term(page, "zqx0003needle", "1 chat")
+    assert [r["chat"] for r in results(page)] == ["bench0003"]
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_search_results_and_a_marked_message_pass_axe(
+    make_page: Any, tmp_path: Path, theme: str
+) -> None:
+    source = axe_path().read_text()
+    settings, context = THEMES[theme]
+    p = make_page(settings=settings, bypass_csp=True, **context)
+    page = p.open()
+    for i in (5, 17, 42):
+        path = tmp_path / f"chat{i}.json"
+        path.write_text(json.dumps(chat_doc(i)))
+        page.set_input_files("[data-role=import]", str(path))
+        page.wait_for_selector(f"[data-role=chat-list] li[data-chat=bench00{i:02d}]")
+    type_term(page, "kaleidoscope", "3 chats")
+    assert page.locator("[data-role=search-result] mark").count() == 3
+    assert serious(page, source) == []
+    page.click("[data-role=search-result][data-chat=bench0005]")
+    page.wait_for_selector("[data-role=log] article[data-search-hit]")
+    assert serious(page, source) == []

@@ -1,0 +1,181 @@
+"""Search across chats, the pure part (``pysse.page.search``): case folding, snippets that
+always hold the match, escaping, no match across two messages, ranking, the steps."""
+
+from __future__ import annotations
+
+import html
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pysse.page.conversation import Conversation
+from pysse.page.search import (
+    ChatText,
+    count_label,
+    fold,
+    fold_term,
+    original_span,
+    search,
+    search_steps,
+)
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=300)
+TERM = st.text(st.characters(codec="utf-8"), min_size=2, max_size=8).filter(
+    lambda t: len(t.strip()) >= 2
+)
+
+
+def chat_of(chat_id: str, *texts: str, title: str = "", updated: float = 0.0) -> ChatText:
+    msgs = [(f"m{i}", "user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(texts)]
+    return ChatText.from_messages(chat_id, title, updated, msgs)
+
+
+def test_folding_is_per_character() -> None:
+    # original_span maps positions one character at a time: that is only right if folding a
+    # string is folding its characters (casefold has no context rules, unlike lower's sigma)
+    for cp in range(0x30000):
+        c = chr(cp)
+        if 0xD800 <= cp < 0xE000:
+            continue
+        assert len(c.casefold()) >= 1
+        assert ("a" + c + "b").casefold() == "a" + c.casefold() + "b"
+
+
+@given(TEXT, TERM, TEXT)
+def test_a_planted_term_is_found_and_its_snippet_holds_it(pre: str, term: str, post: str) -> None:
+    text = pre + term + post
+    hits = search([chat_of("c1", text)], term)
+    assert [h.chat_id for h in hits] == ["c1"]
+    snip = hits[0].snippet
+    assert fold_term(term) in fold(snip.match)
+    # the match is cut from the text as written, at the first place the term occurs
+    assert snip.match in text
+
+
+@given(TEXT, TERM)
+def test_case_does_not_matter(text: str, term: str) -> None:
+    chats = [chat_of("c1", text + term.upper() + text)]
+    assert [h.chat_id for h in search(chats, term.lower())] == ["c1"]
+    assert [h.chat_id for h in search(chats, term.swapcase())] == ["c1"]
+
+
+def test_unicode_case_folding() -> None:
+    chats = [
+        chat_of("de", "Die Straße ist lang."),
+        chat_of("el", "ΟΔΥΣΣΕΥΣ and οδυσσευς"),
+        chat_of("tr", "İstanbul"),
+    ]
+    assert [h.chat_id for h in search(chats, "STRASSE")] == ["de"]
+    hit = search(chats, "strasse")[0]
+    assert hit.snippet.match == "Straße"  # "ß" folds to "ss": the whole letter is marked
+    assert search(chats, "ss")[0].snippet.match == "ß"
+    assert [h.chat_id for h in search(chats, "οδυσσευς")] == ["el"]
+    assert search(chats, "ΟΔΥΣΣΕΥΣ")[0].snippet.match == "ΟΔΥΣΣΕΥΣ"
+    assert search(chats, "i̇stanbul")[0].snippet.match == "İstanbul"
+
+
+@given(TEXT, st.integers(0, 300), st.integers(0, 20))
+def test_original_span_covers_the_folded_range(text: str, start: int, length: int) -> None:
+    folded = fold(text)
+    start = min(start, len(folded))
+    length = min(length, len(folded) - start)
+    lo, hi = original_span(text, start, length)
+    assert 0 <= lo <= hi <= len(text)
+    assert folded[start : start + length] in fold(text[lo:hi])
+
+
+@given(TEXT, TEXT)
+def test_a_match_never_spans_two_messages(a: str, b: str) -> None:
+    chats = [chat_of("c1", a + "ab", "cd" + b)]
+    joined = fold(a + "ab") + fold("cd" + b)
+    found = search(chats, "abcd")
+    assert bool(found) == ("abcd" in fold(a + "ab") or "abcd" in fold("cd" + b))
+    assert "abcd" in joined  # (it would match if the messages were one text)
+
+
+@given(TEXT, TERM, TEXT)
+def test_snippet_html_is_escaped_text_with_one_mark(pre: str, term: str, post: str) -> None:
+    hit = search([chat_of("c1", pre + term + post)], term)[0]
+    out = hit.snippet.html()
+    assert out.count("<mark>") == 1 and out.count("</mark>") == 1
+    rest = out.replace("<mark>", "").replace("</mark>", "")
+    assert "<" not in rest and ">" not in rest  # every other angle bracket is escaped
+    assert html.unescape(rest) == hit.snippet.text
+
+
+def test_hostile_text_stays_text() -> None:
+    hit = search([chat_of("c1", "<img src=x onerror=alert(1)> find <b>me</b>")], "find")[0]
+    assert hit.snippet.html() == (
+        "&lt;img src=x onerror=alert(1)&gt; <mark>find</mark> &lt;b&gt;me&lt;/b&gt;"
+    )
+
+
+def test_snippet_is_one_short_line_around_the_match() -> None:
+    words = " ".join(f"w{i}" for i in range(400))
+    text = words + "\n\n  the NEEDLE\nhere  " + words
+    snip = search([chat_of("c1", text)], "needle")[0].snippet
+    assert snip.match == "NEEDLE"
+    assert "\n" not in snip.text and "  " not in snip.text
+    assert snip.before.startswith("…") and snip.after.endswith("…")
+    assert snip.before.endswith("the ") and snip.after.startswith(" here")
+    assert len(snip.text) <= 160
+    assert not snip.before[1:].startswith(" ") and snip.before[1] == "w"  # cut at a space
+
+
+def test_short_terms_search_nothing() -> None:
+    chats = [chat_of("c1", "a b c")]
+    assert search(chats, "a") == [] and search(chats, " a ") == [] and search(chats, "") == []
+    assert [h.chat_id for h in search(chats, "a b")] == ["c1"]
+
+
+def test_which_message_and_ranking() -> None:
+    chats = [
+        chat_of("old", "nothing", "the word here", title="other", updated=1),
+        chat_of("new", "word first", "and word", title="other", updated=3),
+        chat_of("titled", "a word", title="Word games", updated=2),
+        chat_of("none", "nope", updated=4),
+    ]
+    hits = search(chats, "WORD")
+    assert [h.chat_id for h in hits] == ["titled", "new", "old"]
+    assert [(h.message_id, h.role) for h in hits] == [
+        ("m0", "user"),
+        ("m0", "user"),
+        ("m1", "assistant"),
+    ]
+
+
+def test_a_conversation_is_searched_on_its_selected_path_only() -> None:
+    conv = Conversation("c1", "t")
+    q = conv.add_user("question one")
+    a = conv.start_answer(q.id)
+    conv.finish(a.id, "first answer: apples", "completed")
+    b = conv.regenerate(a.id)
+    conv.finish(b.id, "second answer: pears", "completed")
+    text = ChatText.of(conv)
+    assert text.ids == (q.id, b.id)
+    assert search([text], "pears")[0].message_id == b.id
+    assert search([text], "apples") == []
+
+
+def test_steps_yield_between_chats_and_end_with_all_hits() -> None:
+    chats = [
+        chat_of(f"c{i}", "x" * 100 + (" term" if i % 3 == 0 else ""), updated=i) for i in range(30)
+    ]
+    steps = search_steps(chats, "term", slice_chars=250)
+    yields = []
+    while True:
+        try:
+            yields.append(next(steps))
+        except StopIteration as done:
+            final = done.value
+            break
+    assert len(yields) == 10  # every third chat (3 x ~105 characters >= 250)
+    assert [h.chat_id for h in final] == [f"c{i}" for i in range(27, -1, -3)]
+    assert all(len(a) <= len(b) for a, b in itertools.pairwise(yields))
+
+
+def test_count_label() -> None:
+    assert count_label(1) == "1 chat"
+    assert count_label(3) == "3 chats"
+    assert count_label(0, searching=True) == "0 chats so far, searching…"
