@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .turn import TurnHost
 
 if TYPE_CHECKING:
+    from ..page.chats import ChatSummary
     from ..page.conversation import Conversation, Message
     from ..page.recording import Recording
     from ..page.speed import SpeedView
@@ -45,6 +46,7 @@ __all__ = [
     "LogViewHost",
     "RestorerHost",
     "RestorerPort",
+    "SearchOwner",
     "SettingsHost",
     "ViewPort",
 ]
@@ -169,8 +171,12 @@ class AnswersHost(TurnHost, _Page, Protocol):
 
 
 class ChatsHost(_Page, Protocol):
+    """The chat list and its search (``search_view``: opening a hit scrolls to it)."""
+
     @property
     def answers(self) -> AnswersPort: ...
+    @property
+    def scroll(self) -> ScrollBinding: ...
     def show_notice(self, text: str) -> None: ...
     def storage_problem(self, text: str) -> None: ...
     def switch_to(self, chat_id: str | None) -> Coroutine[Any, Any, None]: ...
@@ -205,3 +211,20 @@ class SettingsHost(_Page, Protocol):
     @property
     def prompt(self) -> Any: ...
     def show_notice(self, text: str) -> None: ...
+
+
+class SearchOwner(Protocol):
+    """What the search over the chats (``search_view.SearchView``) needs from the chat list
+    it sits in (``chats.ChatList``): the chats, their store, the list it hides, the page."""
+
+    @property
+    def app(self) -> ChatsHost: ...
+    @property
+    def rows(self) -> dict[str, ChatSummary]: ...
+    @property
+    def convs(self) -> dict[str, Conversation]: ...
+    @property
+    def store(self) -> ChatStore: ...
+    @property
+    def list_el(self) -> Any: ...
+    def close_drawer(self) -> None: ...

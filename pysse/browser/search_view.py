@@ -22,7 +22,7 @@ from ..page.search import ChatText, Hit, count_label, fold_term, search_steps
 from .dom import PAUSES, attr, js_obj, q, spawn
 
 if TYPE_CHECKING:
-    from .chats import ChatList
+    from .ports import SearchOwner
 
 __all__ = ["SearchView"]
 
@@ -32,7 +32,7 @@ FIND_WAIT_S = 5.0  # how long an opened result waits for its message to be put i
 
 
 class SearchView:
-    def __init__(self, chats: ChatList) -> None:
+    def __init__(self, chats: SearchOwner) -> None:
         self.chats = chats
         self.app = chats.app
         self.field = q("[data-role=search]")
