@@ -793,6 +793,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.baseline:
             env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
         run([sys.executable, "-m", "bench.bench_phone"], cwd=ROOT, env=env)
+    if args.only in (None, "worker"):  # issue #28 lever 4: Python in a Web Worker or not
+        examples = build_examples(BUILD / "examples")
+        worker_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_EXAMPLES=str(examples))
+        run([sys.executable, "-m", "bench.bench_worker"], cwd=ROOT, env=worker_env)
     return 0
 
 
@@ -899,6 +903,7 @@ def main() -> int:
             "embed",
             "search",
             "phone",
+            "worker",
         ],
     )
     b.add_argument(
