@@ -1,6 +1,8 @@
 """The README's screenshots, made again from the built site (``python build.py screenshots``):
 the main states of the chat page in the light and the dark theme, at desktop and phone sizes,
-and two mid-stream moments (a table arriving, a code fence still open), written to docs/.
+two mid-stream moments (a table arriving, a code fence still open), the model's reasoning
+(open while it thinks, folded after, with tool calls) and search across chats, written to
+docs/.
 
 Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
 server, which stalls the stream at the right event so the picture is the same every time.
@@ -98,6 +100,39 @@ def midstream(browser: Any, base: str, text: str, needle: str, name: str) -> Non
         page.context.close()
 
 
+def send(page: Any, text: str) -> None:
+    page.fill("[data-role=prompt]", text)
+    page.press("[data-role=prompt]", "Enter")
+
+
+def reasoning_and_search(browser: Any, base: str) -> None:
+    """``/demo think`` while it thinks and after (its disclosure folded, then opened),
+    ``/demo tools``, then a search over the chats made."""
+    page = page_for(browser, base, "light", DESKTOP, headers="X-Demo-Pace: 1")  # it thinks ~3 s
+    send(page, "/demo think")
+    page.wait_for_selector("[data-role=reasoning][data-state=thinking] .reasoning-text > *")
+    page.wait_for_timeout(800)
+    shoot(page, "reasoning-thinking.png")
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=assistant]').dataset.state === 'completed'",
+        timeout=60_000,
+    )
+    ask(page, "/demo tools")
+    shoot(page, "reasoning-folded.png")
+    page.click("[data-role=assistant] >> nth=0 >> [data-role=reasoning-summary]")
+    page.wait_for_timeout(300)
+    page.locator("[data-role=assistant] >> nth=0").scroll_into_view_if_needed()
+    shoot(page, "reasoning-open.png")
+    for question in ("What is a kaleidoscope?", "How do kaleidoscope mirrors work?"):
+        page.click("[data-role=new-chat]")
+        ask(page, question)
+    page.fill("[data-role=search]", "kaleidoscope")
+    page.wait_for_selector("[data-role=search-result] mark")
+    page.wait_for_timeout(300)
+    shoot(page, "search.png")
+    page.context.close()
+
+
 def main() -> None:
     site = Path(os.environ["PYSSE_SITE"])
     DOCS.mkdir(exist_ok=True)
@@ -132,6 +167,7 @@ def main() -> None:
             phone.context.close()
         midstream(browser, live.url, TABLE, "| Gemini | `fini", "midstream-table-arriving.png")
         midstream(browser, live.url, FENCE, "    for event in", "midstream-fence-open.png")
+        reasoning_and_search(browser, live.url)
         browser.close()
 
 
