@@ -59,30 +59,46 @@ def _complete(text: str) -> object | None:
     return None
 
 
+class _Strings:
+    """Where JSON text is inside a string, a character at a time (a backslash escapes the
+    next character; only a quote outside a string opens one)."""
+
+    def __init__(self) -> None:
+        self.inside = self.escaped = False
+
+    def outside(self, c: str) -> bool:
+        """Take ``c``: True if it is structure (outside every string, and not a quote)."""
+        if self.inside:
+            if self.escaped:
+                self.escaped = False
+            elif c == "\\":
+                self.escaped = True
+            elif c == '"':
+                self.inside = False
+            return False
+        if c == '"':
+            self.inside = True
+            return False
+        return True
+
+
 def _close(prefix: str) -> str | None:
     """``prefix`` with its open string and brackets closed (a dangling ``,`` or ``:`` is
     dropped first), or None if it cannot be closed."""
     stack: list[str] = []
-    in_string = escaped = False
+    strings = _Strings()
     for c in prefix:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "[{":
+        if not strings.outside(c):
+            continue
+        if c in "[{":
             stack.append("]" if c == "[" else "}")
         elif c in "]}":
             if not stack:
                 return None
             stack.pop()
     body = prefix
-    if in_string:
-        body = body[:-1] if escaped else body  # a lone backslash cannot end a string
+    if strings.inside:
+        body = body[:-1] if strings.escaped else body  # a lone backslash cannot end a string
         body += '"'
     body = body.rstrip()
     while body.endswith((",", ":")):
@@ -94,18 +110,11 @@ def _last_boundary(text: str, before: int) -> int:
     """The position just before the last ``,``, ``:`` or opening bracket before ``before``
     that is outside a string (where a member can be cut off whole)."""
     best = -1
-    in_string = escaped = False
+    strings = _Strings()
     for i, c in enumerate(text[:before]):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in ",:":
+        if not strings.outside(c):
+            continue
+        if c in ",:":
             best = i
         elif c in "[{":
             best = i + 1 if i + 1 < before else i  # always strictly earlier: progress
