@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 
-from ..budget import WEIGHTS, Budget, cost
+from ..budget import Budget
 from ..update import Op
 from .boxes import KIND, Box, Parse, list_opener, opener
 from .fences import fence_lines, highlighting
@@ -29,11 +29,16 @@ def settle(s: Settler, end: int, final: str | None = None, budget: Budget | None
     """Settle what the first ``end`` lines decide. ``final``: the text is complete and
     this is its last line (without a line feed; "" if the text ends with one).
 
-    With a ``budget``, the lines not settled yet (``s.reached`` on: new lines, or those of a
-    container thrown away to be parsed again) are parsed a budget's worth per call, and a
-    job (highlighting a fence, rendering a paragraph whole) gets what is left. True when
-    it got to ``end`` (``final``: with everything closed); False when the budget ran out
-    first: call again, with the next update's budget."""
+    With a ``budget``, a job (highlighting a fence, rendering a paragraph whole) gets what is
+    left of it. The lines themselves are always parsed to ``end``: how much new text an
+    update takes is what the budget bounds (``StreamingMarkdown._take_new``). Parsing a
+    budget's worth of lines per pass instead (a frontier inside the pending lines) made a
+    pass end where a list's tightness was not decided yet, and a streamed answer could
+    differ from its one-shot render (a tight list shown loose: found by the markdown
+    fuzzer, ``tests/fixtures/fuzz_frontier_tight_list.md``). True when it got to ``end``
+    (``final``: with everything closed); False when the budget ran out first: call again,
+    with the next update's budget.
+    """
     rewinds = 0
     job_pass = False
     while True:
@@ -41,18 +46,9 @@ def settle(s: Settler, end: int, final: str | None = None, budget: Budget | None
             if s.job is None or job_pass:
                 return True
             job_pass = True  # no new lines, but a job to go on with: one pass for it
-        units = 0
-        if budget is not None and budget.limited and s.reached < end:
-            stop, units = _frontier(s, end, budget)
-            last = None
-            if stop <= s.reached:
-                return False
-        else:  # the rest at once (without a budget, the final pass included)
-            stop, last = end, final
+        stop, last = end, final  # every pending line at once (see the docstring)
         if not _pass(s, stop, last, budget):
             rewinds = 0
-            if budget is not None:
-                budget.spend(units)
             s.reached = max(s.reached, stop)
             if last is not None:
                 return len(s.boxes) == 1
@@ -67,23 +63,6 @@ def settle(s: Settler, end: int, final: str | None = None, budget: Budget | None
             return True
         if rewinds == s.LOOP_LIMIT:
             s.rescue()
-
-
-def _frontier(s: Settler, end: int, budget: Budget) -> tuple[int, int]:
-    """How far the next pass may go: the lines from ``s.reached`` that the budget covers
-    (at least one, while anything is left), and what they cost."""
-    room = budget.room() or 0
-    stop, units = s.reached, 0
-    while stop < end and units < room:
-        line = cost(s.lines[stop]) + NEWLINE
-        if units + line > room and stop > s.reached:
-            break
-        units += line
-        stop += 1
-    return stop, units
-
-
-NEWLINE = WEIGHTS["\n"]
 
 
 def _pass(s: Settler, end: int, last: str | None, budget: Budget | None) -> bool:
