@@ -55,7 +55,9 @@ def test_a_chunk_costs_no_task_and_no_timer(sse_server: ScriptServer) -> None:
     assert tasks <= 1  # the relay's one deadline sweeper, for every stream
     # httpcore's read timeout (anyio) is one timer per read; the relay adds none. Before,
     # each chunk also cost a task and asyncio.wait's own timer: more than two per chunk.
-    assert timers <= len(chunks) + 5
+    # (A busy machine makes a few more reads than chunks: 4,135 timers for 4,125 chunks in a
+    # clean-clone CI run; the bound is per chunk, with that slack.)
+    assert timers <= 1.1 * len(chunks) + 5
 
 
 def test_the_sweeper_ends_a_quiet_stream_with_a_note(sse_server: ScriptServer) -> None:
