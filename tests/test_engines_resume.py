@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from conftest import LiveServer
-from engines.freeze_proxy import FreezeProxy
 from pysse.page.reconnect import REVIVE_SILENCE_MS
 from pysse.server.relay import RelayConfig, create_relay_app
-from pysse.testing import Script, ScriptServer
+from pysse.testing import CutProxy, Script, ScriptServer
 
 pytestmark = pytest.mark.browser
 
@@ -30,7 +29,7 @@ class Relay:
     def __init__(self, up: ScriptServer, page_origin: str) -> None:
         cfg = RelayConfig(upstream=up.url + "/v1", allow_origins=[page_origin])
         self.relay = LiveServer(create_relay_app(cfg)).__enter__()
-        self.proxy = FreezeProxy(self.relay.port).__enter__()
+        self.proxy = CutProxy(self.relay.port).__enter__()
         # (long idle timeout: only the page's own revive can resume a silenced connection)
         self.settings = {
             "relay": self.proxy.url + "/relay",

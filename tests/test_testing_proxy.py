@@ -63,3 +63,28 @@ def test_a_with_block_closes_the_proxy(sse_server: ScriptServer) -> None:
         pass
     with pytest.raises(KitError, match="closed"):
         proxy.cut()
+
+
+def test_freeze_keeps_a_connection_open_and_silent(sse_server: ScriptServer) -> None:
+    """A frozen connection is neither ended nor reset: the client hears nothing more and only
+    its own read timeout can tell (what a phone does to a page in the background); the server
+    does not see its client go; a new connection goes through."""
+    script = Script.answer("frozen mid-answer " * 40).paced(0.01)
+    sse_server.play(script)
+    with CutProxy(sse_server.port) as proxy:
+        got = b""
+        with (
+            httpx.Client(timeout=httpx.Timeout(30, read=1.0)) as c,
+            pytest.raises(httpx.ReadTimeout),
+            c.stream("POST", proxy.url + "/x", json={}) as resp,
+        ):
+            for chunk in resp.iter_raw():
+                got += chunk
+                if len(got) > 100 and not proxy.frozen:
+                    assert proxy.freeze() == 1  # one client, with its upstream
+        assert 100 < len(got) < len(script.sent)
+        assert sse_server.last_request is not None
+        with httpx.Client(timeout=30) as c:
+            assert c.post(proxy.url + "/v1/chat/completions", json={}).content == script.sent
+    with pytest.raises(KitError, match="closed"):
+        proxy.freeze()

@@ -7,6 +7,7 @@ reconnecting or resuming needs, with the real client and the real server on eith
         ...                                    # mid-answer:
         proxy.cut()                            # the client sees a broken stream
         proxy.unplug(); ...; proxy.plug()      # and no connection at all for a while
+        proxy.freeze()                         # or: open, and silent (a dead connection)
 
 It listens from construction on: ``proxy = CutProxy(port)`` works as well (``proxy.url`` is
 right at once), and ``proxy.close()`` (or the end of the ``with`` block) stops it. A proxy
@@ -39,6 +40,7 @@ class CutProxy:
         self.cuts = 0
         self.refusing = False  # the cable stays out: new connections are reset at once
         self.refused = 0
+        self.frozen: set[asyncio.StreamWriter] = set()  # ends that are sent nothing more
         self._loop: asyncio.AbstractEventLoop | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._ready = threading.Event()
@@ -94,11 +96,31 @@ class CutProxy:
                 w.transport.abort()
                 count[0] += 1
             self._writers.clear()
+            self.frozen.clear()
             done.set()
 
         self._loop.call_soon_threadsafe(reset)
         done.wait(30)
         self.cuts += 1
+        return count[0]
+
+    def freeze(self) -> int:
+        """Silence every connection open now: each stays open, but nothing more is forwarded
+        either way, not even a close (a phone that put the page in the background, a NAT
+        that forgot the mapping: the connection is dead and nobody says so; only a client's
+        idle timeout can tell). New connections go through. Returns how many connections."""
+        if self._loop is None or self._closed:
+            raise KitError("the proxy is closed (close(), or its `with` block ended): make another")
+        done = threading.Event()
+        count = [0]
+
+        def freeze() -> None:
+            self.frozen.update(self._writers)
+            count[0] = len(self._writers) // 2
+            done.set()
+
+        self._loop.call_soon_threadsafe(freeze)
+        done.wait(30)
         return count[0]
 
     def unplug(self) -> int:
@@ -143,10 +165,13 @@ class CutProxy:
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             with contextlib.suppress(OSError, asyncio.CancelledError):
                 while data := await src.read(65536):
+                    if dst in self.frozen:
+                        continue  # swallowed: the far end never hears of it
                     dst.write(data)
                     await dst.drain()
             with contextlib.suppress(OSError, RuntimeError):
-                dst.close()
+                if dst not in self.frozen:
+                    dst.close()
 
         try:
             await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
@@ -155,3 +180,5 @@ class CutProxy:
         finally:
             self._writers.discard(writer)
             self._writers.discard(up_writer)
+            self.frozen.discard(writer)
+            self.frozen.discard(up_writer)
