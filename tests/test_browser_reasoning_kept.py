@@ -18,6 +18,7 @@ from pysse import ReasoningBlock, ToolCall
 from pysse.page.chats import export_json
 from pysse.page.conversation import Conversation
 from pysse.server.demo import THINK_ANSWER, THINK_REASONING, TOOL_CALLS, TOOLS_ANSWER, XSS_ANSWER
+from pysse.testing import Script, ToolUse
 
 pytestmark = pytest.mark.browser
 
@@ -187,3 +188,45 @@ def test_an_answer_saved_while_it_streams_keeps_its_reasoning_so_far(make_page: 
     assert so_far not in kept["text"]
     page.click("[data-role=stop]")
     p.wait_done()
+
+
+def test_a_continued_answer_shows_and_keeps_every_pieces_reasoning_and_tool_calls(
+    make_page: Any, sse_server: Any
+) -> None:
+    """Continue joins the new piece to the cut answer: its reasoning streams on after the
+    earlier piece's (shown folded from the start), the earlier tool call stays, and what is
+    kept (and restored after a reload) is both pieces', in order."""
+    first_r, second_r = "I weigh the first part. ", "Then I weigh the rest."
+    call = ToolUse("get_weather", {"city": "Lisbon"})
+    sse_server.play(
+        Script.answer("The quick brown fox", reasoning=first_r, tool_calls=[call], terminal=False),
+        Script.answer(" jumps over the lazy dog.", reasoning=second_r),
+    )
+    p = make_page(settings={"relay": sse_server.url, "format": "openai-chat"})
+    page = p.open()
+    p.send("Tell me")
+    msg = p.wait_done()
+    assert msg.get_attribute("data-state") == "truncated"
+    assert page.evaluate(SHOWN, 0)["text"] == first_r
+    msg.query_selector("[data-role=continue]").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=assistant]').dataset.state !== 'truncated'"
+    )
+    p.wait_done()
+    live = page.evaluate(SHOWN, 0)
+    assert live["answer"] == "The quick brown fox jumps over the lazy dog."
+    assert live["text"] == first_r + second_r  # every piece's, in order
+    assert live["state"] == "done" and not live["open"]
+    assert "first part" in live["html"] and "the rest" in live["html"]
+    assert [c["name"] for c in live["calls"]] == ["get_weather"]  # the earlier piece's
+    stored = wait_stored(
+        page, lambda s: any(m.get("state") == "completed" for m in stored_answers(s))
+    )
+    kept = stored_answers(stored)[0]
+    assert "".join(b["text"] for b in kept["reasoning"]) == first_r + second_r
+    assert [c["name"] for c in kept["tool_calls"]] == ["get_weather"]
+    assert first_r not in kept["text"]
+    p.reload()
+    back = page.evaluate(SHOWN, 0)
+    assert back["text"] == first_r + second_r
+    assert [c["name"] for c in back["calls"]] == ["get_weather"]

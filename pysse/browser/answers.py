@@ -57,9 +57,9 @@ class Answers:
             "streaming",
             relay_id=turn.answer_id,
             url=turn.url,
-            reasoning=turn.cs.reasoning_blocks,
-            thought_ms=turn.thought_ms,
-            tool_calls=turn.cs.tool_calls,
+            reasoning=turn.reasoning_blocks,
+            thought_ms=turn.thought_total_ms,
+            tool_calls=turn.tool_calls,
         )
         self.app.chats.save(conv)
         rec = turn.recording()
@@ -92,7 +92,8 @@ class Answers:
     ) -> Any:
         """Send ``history`` (and, to continue, the partial answer) and stream the answer into
         a new element, returned for the caller to place."""
-        el, turn = self._new_turn(conv, answer, history, continues=partial)
+        earlier = answer if partial is not None else None
+        el, turn = self._new_turn(conv, answer, history, continues=partial, earlier=earlier)
         s = self.app.settings
         url = self.app.form.resolved_url() or ""
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
@@ -122,12 +123,13 @@ class Answers:
         answer: Message,
         history: list[tuple[str, str]],
         continues: str | None = None,
+        earlier: Message | None = None,
     ) -> tuple[Any, Turn]:
         """A new element and the Turn that streams ``answer`` into it, registered as the
         chat's streaming answer."""
         el = self.app.view.new_assistant()
         el.dataset.id = answer.id
-        turn = Turn(self.app, history, el, continues=continues)
+        turn = Turn(self.app, history, el, continues=continues, earlier=earlier)
         turn.chat_id, turn.message_id = conv.id, answer.id
         self.turns.append(turn)
         self.active.append(turn)
@@ -164,9 +166,9 @@ class Answers:
             speed=turn.speed.summary(turn.now()),
             relay_id=turn.answer_id,
             url=turn.url,
-            reasoning=turn.cs.reasoning_blocks,
-            thought_ms=turn.thought_ms,
-            tool_calls=turn.cs.tool_calls,
+            reasoning=turn.reasoning_blocks,
+            thought_ms=turn.thought_total_ms,
+            tool_calls=turn.tool_calls,
         )
         self.app.chats.save(conv)
         if conv.messages[turn.message_id].text == turn.text:

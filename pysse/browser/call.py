@@ -251,6 +251,12 @@ class ChatCall(AnswerListener):
             self.sched.request()
         self._tell("on_text", text)
 
+    def show_reasoning(self, text: str, hidden: bool) -> None:
+        """Reasoning shown before the stream's own (a continued answer's earlier piece); the
+        stream's reasoning is joined to it."""
+        if self.reasoning is not None and self.reasoning.add(ReasoningDelta(text, redacted=hidden)):
+            self.sched.request()
+
     def on_event(self, event: ChatEvent) -> None:
         if isinstance(event, ReasoningDelta) and self.reasoning is not None:
             if self.reasoning.add(event):

@@ -14,14 +14,17 @@ from typing import Any, Protocol
 
 import js
 
-from ..events import ChatEvent, Finish, ReasoningDelta, TextDelta, Usage
+from ..events import ChatEvent, Finish, ReasoningBlock, ReasoningDelta, TextDelta, ToolCall, Usage
 from ..page.answer import STATE_TEXT, AnswerSession
-from ..page.message_view import thinking_label, thought_label
+from ..page.conversation import Message
+from ..page.message_extras import reasoning_text
+from ..page.message_view import kept_thought_label, thinking_label, thought_label
 from ..page.recording import Recording
 from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter
 from .call import CallListener, ChatCall
 from .dom import q
+from .extras_view import ToolCallsView
 
 __all__ = ["STATE_TEXT", "Turn", "TurnHost"]
 
@@ -55,7 +58,11 @@ class Turn(CallListener):
         el: Any,
         replay: bool = False,
         continues: str | None = None,
+        earlier: Message | None = None,
     ) -> None:
+        """``continues``: the partial text this answer continues; ``earlier``: that answer
+        as it was kept, whose reasoning and tool calls are shown first and kept before the
+        new piece's (one answer, however many pieces)."""
         self.app = app
         self.replay = replay
         self.history = history  # the conversation this answer replies to
@@ -92,7 +99,12 @@ class Turn(CallListener):
         self.reasoning_el = q("[data-role=reasoning]", el)
         self.reasoning_summary = q("[data-role=reasoning-summary]", el)
         self.thinking = False  # the reasoning is shown and still open
-        self.thought_ms: float | None = None
+        self.thought_ms: float | None = None  # this piece's
+        self.earlier_reasoning: tuple[ReasoningBlock, ...] = earlier.reasoning if earlier else ()
+        self.earlier_ms = earlier.thought_ms if earlier else None
+        self.earlier_tools: tuple[ToolCall, ...] = earlier.tool_calls if earlier else ()
+        if earlier is not None:
+            self._show_earlier()
 
     # -- what the page and the inspector read --------------------------------------------------
 
@@ -103,6 +115,29 @@ class Turn(CallListener):
     @property
     def text(self) -> str:
         return self.session.text
+
+    @property
+    def reasoning_blocks(self) -> tuple[ReasoningBlock, ...]:
+        """Every piece's reasoning: the continued answer's, then this piece's."""
+        mine: tuple[ReasoningBlock, ...] = self.cs.reasoning_blocks
+        return self.earlier_reasoning + mine
+
+    @property
+    def reasoning(self) -> str:
+        mine: str = self.cs.reasoning
+        return reasoning_text(self.earlier_reasoning) + mine
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        mine: tuple[ToolCall, ...] = self.cs.tool_calls
+        return self.earlier_tools + mine
+
+    @property
+    def thought_total_ms(self) -> float | None:
+        """How long the model thought over every piece (None: it did not say it thought)."""
+        if self.thought_ms is None and self.earlier_ms is None:
+            return None
+        return (self.earlier_ms or 0.0) + (self.thought_ms or 0.0)
 
     @property
     def cs(self) -> Any:
@@ -210,18 +245,38 @@ class Turn(CallListener):
         """The answer's text started (or the answer ended): one summary line, closed."""
         self.thinking = False
         self.thought_ms = self.now()
+        total = self.thought_total_ms or 0.0
         view = self.call.reasoning
         hidden, chars = (view.hidden, view.chars) if view is not None else (False, 0)
-        self.reasoning_summary.textContent = thought_label(self.thought_ms, hidden, chars)
+        self.reasoning_summary.textContent = thought_label(total, hidden, chars)
         self.reasoning_el.open = False
         self.reasoning_el.dataset.state = "done"
-        self.reasoning_el.dataset.ms = str(round(self.thought_ms))
+        self.reasoning_el.dataset.ms = str(round(total))
+
+    def _show_earlier(self) -> None:
+        """A continued answer's kept reasoning (folded, on its summary line) and tool calls,
+        before anything new arrives; the new piece's reasoning streams on after it."""
+        if self.earlier_reasoning:
+            text = reasoning_text(self.earlier_reasoning)
+            hidden = any(b.redacted for b in self.earlier_reasoning)
+            self.call.show_reasoning(text, hidden)
+            self.reasoning_el.hidden = False
+            self.reasoning_el.dataset.state = "done"
+            self.reasoning_el.dataset.text = text
+            if self.earlier_ms is not None:
+                self.reasoning_el.dataset.ms = str(round(self.earlier_ms))
+            label = kept_thought_label(self.earlier_ms, hidden, len(text))
+            self.reasoning_summary.textContent = label
+        if self.earlier_tools:  # (the call's own view adds the new piece's after these)
+            ToolCallsView(q("[data-role=tool-calls]", self.el)).render(
+                self.earlier_tools, final=True
+            )
 
     def on_finish(self, finish: Finish) -> None:
         if self.thinking:
             self._end_thinking()
-        if self.thought_ms is not None:  # the exact reasoning, apart from the answer's text
-            self.reasoning_el.dataset.text = self.cs.reasoning
+        if self.thought_total_ms is not None or self.earlier_reasoning:
+            self.reasoning_el.dataset.text = self.reasoning  # exact, apart from the answer
         self.el.removeAttribute("data-reconnecting")
         self.speed.on_end(self.session.t_end or self.now())
         self.el.dataset.state = self.state
