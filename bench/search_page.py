@@ -17,6 +17,7 @@ from typing import Any
 
 from pysse.page.chats import ChatSummary
 from pysse.page.conversation import Conversation
+from pysse.page.search import search_record
 from pysse.server.app import create_app
 from tests.support import CHROMIUM_ARGS, LiveServer
 
@@ -24,15 +25,19 @@ from .phone_page import INIT, Throttle, key_latencies, long_tasks
 
 __all__ = ["in_chromium"]
 
-PUT = """async (rows) => { for (const [id, row, body] of rows) {
-  await pysseStore.put('bodies', id, body); await pysseStore.put('chats', id, row); } }"""
+PUT = """async (rows) => { for (const [id, row, body, record] of rows) {
+  await pysseStore.putAll([['bodies', id, body], ['search', id, record], ['chats', id, row]]); } }"""
+DROP_RECORDS = """async () => { for (const id of await pysseStore.keys('search'))
+  await pysseStore.del('search', id); }"""
 
 
 def _seed(page: Any, bodies: list[str]) -> None:
+    """As the page stores a chat: its body, search record and row."""
     batch: list[list[str]] = []
     for body in bodies:
         conv = Conversation.from_json(json.loads(body))
-        batch.append([conv.id, json.dumps(ChatSummary.of(conv).to_json()), body])
+        row = json.dumps(ChatSummary.of(conv).to_json())
+        batch.append([conv.id, row, body, search_record(conv)])
         if len(batch) == 25:
             page.evaluate(PUT, batch)
             batch = []
@@ -53,7 +58,8 @@ def _type(page: Any, term: str) -> dict[str, float]:
     page.wait_for_function(  # the results complete for the whole term (search_view.render)
         "(t) => document.querySelector('[data-role=search-results]').dataset.term === t",
         arg=term,
-        timeout=600_000,
+        timeout=1_200_000,
+        polling=100,
     )
     done = float(page.evaluate("performance.now()"))
     found = page.locator("[data-role=search-result]").count()
@@ -122,6 +128,12 @@ def in_chromium(bodies: list[str], needles: tuple[str, str], rate: float = 4.0) 
             cold = _type(page, needles[0])
             warm = _type(page, needles[1])
             again = _type_prompt(page, needles[1])
+            throttle.set(1)  # the chats as a page before search records stored them
+            page.evaluate(DROP_RECORDS)
+            page.reload()
+            page.wait_for_selector("body[data-warm='1']", timeout=120_000)
+            throttle.set(rate)
+            old = _type(page, needles[0])
             return {
                 "rate": rate,
                 "loop_ms": loop,
@@ -129,6 +141,7 @@ def in_chromium(bodies: list[str], needles: tuple[str, str], rate: float = 4.0) 
                 "warm": warm,
                 "base": base,
                 "again": again,
+                "old": old,
             }
         finally:
             browser.close()

@@ -108,6 +108,8 @@ def test_search_fifty_imported_chats(make_page: Any, tmp_path: Path) -> None:
     hit = "[data-role=log] article[data-search-hit]"
     page.wait_for_selector(hit)
     assert page.get_attribute(hit, "data-id") == "m2"
+    # the term itself is marked inside that message (a CSS highlight: the DOM is untouched)
+    assert marked(page) == {"text": "Kaleidoscope", "in_hit": True}
     # the opened chat is the long one, and its first answer is in the log's view
     page.wait_for_function(
         """() => { const a = document.querySelector('[data-role=log] article[data-search-hit]');
@@ -133,6 +135,25 @@ def test_search_fifty_imported_chats(make_page: Any, tmp_path: Path) -> None:
     page.click("[data-role=search-result][data-chat=bench0017]")
     page.wait_for_selector("[data-role=log] article[data-search-hit][data-id=m4]")
     assert page.locator("[data-role=log] article[data-search-hit]").count() == 1
+    assert marked(page) == {"text": "kaleidoscope", "in_hit": True}
+
+
+def marked(page: Any) -> dict[str, Any]:
+    """The text the search's CSS highlight covers, and whether it is in the marked message
+    (waits for it: the message may still be rendering)."""
+    page.wait_for_function(
+        "() => CSS.highlights.has('pysse-search') && [...CSS.highlights.get('pysse-search')]"
+        ".some((r) => document.querySelector('article[data-search-hit]').contains("
+        "r.startContainer))",
+        timeout=10_000,
+    )
+    return dict(
+        page.evaluate(
+            """() => { const [r] = [...CSS.highlights.get('pysse-search')];
+            return {text: r.toString(), in_hit: document.querySelector(
+              'article[data-search-hit] .content').contains(r.commonAncestorContainer)}; }"""
+        )
+    )
 
 
 def test_a_changed_chat_is_searched_again_and_a_reload_reads_from_storage(
@@ -153,10 +174,47 @@ def test_a_changed_chat_is_searched_again_and_a_reload_reads_from_storage(
     p.wait_done()
     type_term(page, "kaleidoscope LENSES", "1 chat")
     assert results(page)[0]["marks"] == ["kaleidoscope lenses"]
-    # after a reload only the open chat is in memory: the other is read from storage
+    # after a reload only the open chat is in memory: the other is read from storage, from
+    # its search record (stored with it), not from its whole body
     p.reload()
     type_term(page, "zqx0003needle", "1 chat")
     assert [r["chat"] for r in results(page)] == ["bench0003"]
+    assert reads(page) == {"memory": 1, "record": 1, "body": 0}
+
+
+def reads(page: Any) -> dict[str, int]:
+    """Where the search view took each chat's text from (``SearchView.reads``)."""
+    return dict(json.loads(page.evaluate("pysseApp.stats()"))["search_reads"])
+
+
+def test_a_chat_stored_without_a_usable_search_record_is_read_whole_and_gets_one(
+    make_page: Any, tmp_path: Path
+) -> None:
+    """Chats stored by a page before search records, or whose record does not match the row
+    (a later save whose record did not land): found all the same, from their bodies, and the
+    next reload reads the records written meanwhile."""
+    p = make_page()
+    page = p.open()
+    for i in (3, 5, 17):
+        path = tmp_path / f"chat{i}.json"
+        path.write_text(json.dumps(chat_doc(i)))
+        page.set_input_files("[data-role=import]", str(path))
+        page.wait_for_selector(f"[data-role=chat-list] li[data-chat=bench{i:04d}]")
+    page.evaluate("pysseStore.del('search', 'bench0003')")  # as an older page stored it
+    page.evaluate(  # a record older than its row
+        """async () => { const r = JSON.parse(await pysseStore.get('search', 'bench0005'));
+        r.updated -= 1; r.messages = []; await pysseStore.put('search', 'bench0005',
+        JSON.stringify(r)); }"""
+    )
+    p.reload()  # bench0017 (imported last) is the open chat
+    type_term(page, "kaleidoscope", "2 chats")  # (bench0005 and bench0017)
+    assert reads(page) == {"memory": 1, "record": 0, "body": 2}
+    page.wait_for_function(
+        "async () => (await pysseStore.get('search', 'bench0003')) !== undefined"
+    )
+    p.reload()
+    type_term(page, "zqx0003needle", "1 chat")
+    assert reads(page) == {"memory": 1, "record": 2, "body": 0}
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

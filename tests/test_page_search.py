@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import json
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,8 +16,10 @@ from pysse.page.search import (
     count_label,
     fold,
     fold_term,
+    locate,
     original_span,
     search,
+    search_record,
     search_steps,
 )
 
@@ -158,6 +161,52 @@ def test_a_conversation_is_searched_on_its_selected_path_only() -> None:
     assert search([text], "apples") == []
 
 
+def conversation(turns: list[tuple[str, str]], pick_first: bool) -> Conversation:
+    conv = Conversation("c1", "a title")
+    for question, answer in turns:
+        q = conv.add_user(question)
+        a = conv.start_answer(q.id)
+        conv.finish(a.id, answer, "completed")
+        if pick_first:  # a second version, then back to the first: the path is the first
+            b = conv.regenerate(a.id)
+            conv.finish(b.id, answer + " (again)", "completed")
+            conv.select(a.id)
+    return conv
+
+
+@given(st.lists(st.tuples(TEXT, TEXT), max_size=5), st.booleans())
+def test_a_stored_record_reads_back_as_the_chats_text(
+    turns: list[tuple[str, str]], pick_first: bool
+) -> None:
+    conv = conversation(turns, pick_first)
+    back = ChatText.from_record(conv.id, conv.title, conv.updated, search_record(conv))
+    assert back == ChatText.of(conv)
+
+
+def test_a_record_that_does_not_fit_its_row_is_not_used() -> None:
+    conv = conversation([("what is a kaleidoscope", "mirrors and beads")], False)
+    good = search_record(conv)
+    use = ChatText.from_record
+    # the title comes from the row: a rename writes no record
+    renamed = use(conv.id, "Renamed", conv.updated, good)
+    assert renamed is not None and renamed.title == "Renamed"
+    assert renamed.folded == ChatText.of(conv).folded
+    # older than the row (a later save whose record did not land): the body is read instead
+    assert use(conv.id, conv.title, conv.updated + 1, good) is None
+    doc = json.loads(good)
+    for broken in (
+        "",  # none stored
+        good[:-3],  # cut short
+        "[" * 100_000,  # nested past the recursion limit
+        json.dumps({**doc, "v": 99}),  # another version's shape
+        json.dumps({**doc, "messages": {"m1": "x"}}),
+        json.dumps({**doc, "messages": [["m1", "user"]]}),
+        json.dumps({**doc, "messages": [["m1", "user", 7]]}),
+        json.dumps([doc]),
+    ):
+        assert use(conv.id, conv.title, conv.updated, broken) is None, broken[:60]
+
+
 def test_steps_yield_between_chats_and_end_with_all_hits() -> None:
     chats = [
         chat_of(f"c{i}", "x" * 100 + (" term" if i % 3 == 0 else ""), updated=i) for i in range(30)
@@ -179,3 +228,45 @@ def test_count_label() -> None:
     assert count_label(1) == "1 chat"
     assert count_label(3) == "3 chats"
     assert count_label(0, searching=True) == "0 chats so far, searching…"
+
+
+def _utf16_slice(text: str, lo: int, hi: int) -> str:
+    return text.encode("utf-16-le")[2 * lo : 2 * hi].decode("utf-16-le")
+
+
+@given(st.lists(TEXT, min_size=1, max_size=6), TERM, st.integers(0, 5), st.integers(0, 300))
+def test_locate_gives_a_range_over_the_nodes_that_holds_the_term(
+    nodes: list[str], term: str, where: int, cut: int
+) -> None:
+    """A term planted in text split over DOM nodes (the planted copy itself split too) is
+    located at its first occurrence, with offsets a DOM Range takes (UTF-16 units)."""
+    k = where % len(nodes)
+    nodes[k] = nodes[k][:cut] + term + nodes[k][cut:]
+    half = len(term) // 2  # the term across two nodes
+    at = min(cut, len(nodes[k]) - len(term)) if cut < len(nodes[k]) else len(nodes[k])
+    nodes[k : k + 1] = [nodes[k][: at + half], nodes[k][at + half :]]
+    folded = fold_term(term)
+    got = locate(nodes, folded)
+    assert got is not None
+    i, lo, j, hi = got
+    assert i <= j
+    if i == j:
+        shown = _utf16_slice(nodes[i], lo, hi)
+    else:
+        first = _utf16_slice(nodes[i], lo, 10**9)
+        shown = first + "".join(nodes[i + 1 : j]) + _utf16_slice(nodes[j], 0, hi)
+    assert folded in fold(shown)
+    # it starts at the first occurrence: its first character's folding covers the match's start
+    joined = "".join(nodes)
+    pos = fold(joined).find(folded)
+    cp = sum(map(len, nodes[:i])) + len(_utf16_slice(nodes[i], 0, lo))
+    assert len(fold(joined[:cp])) <= pos < len(fold(joined[: cp + 1]))
+
+
+def test_locate_an_absent_term_and_astral_offsets() -> None:
+    assert locate(["the ", "kal", "eidoscope"], "mirror") is None
+    assert locate([], "ka") is None
+    # an emoji before the term counts two UTF-16 units, as a DOM Range counts it
+    assert locate(["\U0001f600 KALEIDO", "scope"], "kaleidoscope") == (0, 3, 1, 5)
+    # "ß" folds to "ss": a term starting at its second "s" covers the whole "ß"
+    assert locate(["Straße"], "se") == (0, 4, 0, 6)

@@ -3,8 +3,10 @@
 // resolve when their transaction commits, so a full disk (QuotaExceededError) is an error here,
 // not a silent loss.
 const DB = "pysse";
-const VERSION = 2; // 2: "html", each finished answer's rendered HTML (a cache)
-const STORES = ["chats", "bodies", "recordings", "meta", "html"];
+// 2: "html", each finished answer's rendered HTML (a cache); 3: "search", each chat's searched
+// messages (written with its body and row: putAll)
+const VERSION = 3;
+const STORES = ["chats", "bodies", "recordings", "meta", "html", "search"];
 let db = null;
 
 export function open() {
@@ -57,6 +59,13 @@ function run(stores, mode, body) {
 
 export const get = (store, key) => run(store, "readonly", (t) => t.objectStore(store).get(key));
 export const put = (store, key, value) => run(store, "readwrite", (t) => t.objectStore(store).put(value, key));
+// Several [store, key, value] writes in one transaction: all of them land, or none.
+export function putAll(entries) {
+  const stores = [...new Set(entries.map((e) => e[0]))];
+  return run(stores, "readwrite", (t) => {
+    for (const [store, key, value] of entries) t.objectStore(store).put(value, key);
+  });
+}
 export const del = (store, key) => run(store, "readwrite", (t) => t.objectStore(store).delete(key));
 export const all = (store) => run(store, "readonly", (t) => t.objectStore(store).getAll());
 export const keys = (store) => run(store, "readonly", (t) => t.objectStore(store).getAllKeys());
@@ -77,4 +86,4 @@ export function getMany(store, keys) {
 }
 export const clear = () => run(STORES, "readwrite", (t) => { for (const s of STORES) t.objectStore(s).clear(); });
 
-window.pysseStore = { open, get, put, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };
+window.pysseStore = { open, get, put, putAll, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };

@@ -395,5 +395,6 @@ class App:
                     "waiting": len(self.restorer.order),
                 },
                 "storage": self.chats.store.ok,
+                "search_reads": self.chats.search.reads,
             }
         )

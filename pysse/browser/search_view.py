@@ -3,7 +3,8 @@ live count, the keys, and opening a result at its message. The matching is
 ``page.search``; this only keeps each chat's ``ChatText`` and renders.
 
 Only the open chat (and chats still streaming) are in memory (``ChatList.convs``); the
-others are read from storage the first time a search needs them (when the field gets focus),
+others are read from storage the first time a search needs them (when the field gets focus):
+each chat's search record (its searched messages, stored with it), not its whole body,
 folded once and kept, and dropped when the chat changes (``forget``). Every keystroke starts
 a new search and ends the one before it (``_gen``); a search runs in slices of ``SLICE_MS``
 between which the page paints and takes the next key, so typing never waits on a scan.
@@ -17,17 +18,29 @@ from typing import TYPE_CHECKING, Any
 
 import js
 
-from ..page.chats import sort_chats
-from ..page.search import ChatText, Hit, count_label, fold_term, search_steps
+from ..page.chats import ChatSummary, sort_chats
+from ..page.conversation import Conversation
+from ..page.search import (
+    ChatText,
+    Hit,
+    count_label,
+    fold_term,
+    locate,
+    search_record,
+    search_steps,
+)
 from .dom import PAUSES, attr, js_obj, q, spawn
 
 if TYPE_CHECKING:
     from .ports import SearchOwner
 
-__all__ = ["SearchView"]
+__all__ = ["SearchView", "mark_term"]
 
 SLICE_MS = 8.0  # search work between pauses
+READ_BATCH = 20  # stored search records read in one IndexedDB transaction
 SHOWN = 50  # results rendered (the count says how many chats matched in all)
+HIGHLIGHT = "pysse-search"  # the CSS highlight the term is marked with in an opened chat
+MARK_NODES = 20_000  # text nodes of a message looked through for the term (a long answer)
 FIND_WAIT_S = 5.0  # how long an opened result waits for its message to be put in the log
 
 
@@ -43,6 +56,8 @@ class SearchView:
         self._loading: asyncio.Future[None] | None = None
         self.searches = 0  # searches run to the end (for the page's stats and tests)
         self.longest_ms = 0.0  # the longest stretch of search work in one task (the bench)
+        # where each chat's text came from (the page's stats, the bench and tests)
+        self.reads = {"memory": 0, "record": 0, "body": 0}
 
     def bind(self) -> None:
         on = self.app.listeners.on
@@ -72,17 +87,51 @@ class SearchView:
         return self._loading
 
     async def _load_missing(self) -> None:
-        missing = [r.id for r in sort_chats(list(self.chats.rows.values()))]
-        for i, chat_id in enumerate(c for c in missing if c not in self.texts):
-            conv = self.chats.convs.get(chat_id)
-            if conv is None:
-                conv = await self.chats.store.load_chat(chat_id)  # not kept: only its text
-            if conv is not None and chat_id in self.chats.rows:
-                t0 = js.performance.now()
-                self.texts[chat_id] = ChatText.of(conv)
-                self.longest_ms = max(self.longest_ms, js.performance.now() - t0)
-            if i % 4 == 3:
-                await asyncio.sleep(0)
+        """Each chat's text, ``READ_BATCH`` stored search records to a transaction, in slices
+        of ``SLICE_MS``."""
+        order = [r for r in sort_chats(list(self.chats.rows.values())) if r.id not in self.texts]
+        for i in range(0, len(order), READ_BATCH):
+            batch = order[i : i + READ_BATCH]
+            wanted = [r.id for r in batch if r.id not in self.chats.convs]
+            records = await self.chats.store.load_search_records(wanted)
+            start = js.performance.now()
+            for row in batch:
+                if row.id in self.texts or self.chats.rows.get(row.id) != row:
+                    continue  # read meanwhile, or changed or gone: the next search reads it
+                text = self._kept_text(row, records.get(row.id, ""))
+                if text is None:
+                    conv = await self._read_body(row)
+                    start = js.performance.now()
+                    text = ChatText.of(conv) if conv is not None else None
+                if text is not None:
+                    self.texts[row.id] = text
+                now = js.performance.now()
+                self.longest_ms = max(self.longest_ms, now - start)
+                if now - start >= SLICE_MS:
+                    await asyncio.sleep(0)
+                    start = js.performance.now()
+            await asyncio.sleep(0)
+
+    def _kept_text(self, row: ChatSummary, record: str) -> ChatText | None:
+        """From memory (the open chat, chats streaming), else from the stored record."""
+        conv = self.chats.convs.get(row.id)
+        if conv is not None:
+            self.reads["memory"] += 1
+            return ChatText.of(conv)
+        text = ChatText.from_record(row.id, row.title, row.updated, record)
+        if text is not None:
+            self.reads["record"] += 1
+        return text
+
+    async def _read_body(self, row: ChatSummary) -> Conversation | None:
+        """A chat stored without a usable record (by a page before records, or a record that
+        does not match its row): its whole body, and its record written for the next reload."""
+        conv = await self.chats.store.load_chat(row.id)
+        if conv is None or self.chats.rows.get(row.id) != row:
+            return None  # damaged, or changed while it was read
+        self.reads["body"] += 1
+        spawn(self.chats.store.save_search_record(row.id, search_record(conv)))
+        return conv
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -208,7 +257,9 @@ class SearchView:
         spawn(self.open(attr(btn, "data-chat"), attr(btn, "data-message")))
 
     async def open(self, chat_id: str, message_id: str) -> None:
-        """Open the chat with the matching message scrolled into view and marked."""
+        """Open the chat with the matching message scrolled into view and marked, and the
+        term marked inside it (``mark_term``)."""
+        term = fold_term(str(self.field.value))
         await self.app.switch_to(chat_id)
         self.chats.close_drawer()
         log = self.app.log
@@ -224,3 +275,35 @@ class SearchView:
         el.setAttribute("data-search-hit", "1")
         self.app.scroll.follower.on_user_intent_up()  # stay here, not at the chat's end
         el.scrollIntoView(js_obj({"block": "center"}))
+        while attr(el, "data-pending") and waited < FIND_WAIT_S:  # rendered once in view
+            await asyncio.sleep(0.02)
+            waited += 0.02
+        mark_term(el, term)
+
+
+def mark_term(el: Any, term: str) -> bool:
+    """The term's first occurrence in message ``el``'s shown text, marked with the CSS Custom
+    Highlight API (``::highlight(pysse-search)``): the answer's DOM is not touched. Where the
+    engine has no ``CSS.highlights``, or the rendered text does not hold the term, only the
+    message is marked. True if the term was marked."""
+    highlights = getattr(js.CSS, "highlights", None)  # (a registry is falsy while empty)
+    if highlights is None or not term:
+        return False
+    highlights.delete(HIGHLIGHT)
+    content = q(".content", el) or el
+    walker = js.document.createTreeWalker(content, 4)  # NodeFilter.SHOW_TEXT
+    nodes: list[Any] = []
+    while len(nodes) < MARK_NODES:
+        node = walker.nextNode()
+        if node is None or not hasattr(node, "data"):  # JS null: no more text (an empty
+            break  # text node is falsy, so truthiness would end early)
+        nodes.append(node)
+    where = locate([str(n.data) for n in nodes], term)
+    if where is None:
+        return False
+    i, lo, j, hi = where
+    rng = js.document.createRange()
+    rng.setStart(nodes[i], lo)
+    rng.setEnd(nodes[j], hi)
+    highlights.set(HIGHLIGHT, js.Highlight.new(rng))
+    return True

@@ -6,7 +6,9 @@ Stores: ``chats`` (the list's rows, cheap to list), ``bodies`` (each conversatio
 ``recordings`` (``chat/message`` → metadata JSON + the bytes), ``meta`` (the open chat, the
 recordings' index for the total cap), ``html`` (``chat/message/key`` → a finished answer's
 rendered HTML, a cache: ``page.restore.cache_key``; the key in the name, so which answers are
-cached is known without reading any HTML).
+cached is known without reading any HTML), ``search`` (each chat's searched messages,
+``page.search.search_record``: the first search after a reload reads these, not the bodies).
+A chat's body, search record and row are written in one transaction, so they never disagree.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..jsonsafe import loads_bounded, loads_bounded_steps
 from ..page.chats import ChatSummary, conversation_json_steps, storage_problem
 from ..page.conversation import Conversation, ImportError_
 from ..page.recording import TOTAL_MAX, Recording, RecordingError, evict
+from ..page.search import search_record
 from .dom import js_obj, run_sliced
 
 __all__ = ["ChatStore"]
@@ -102,12 +105,27 @@ class ChatStore:
         body = await run_sliced(conversation_json_steps(conv))
         if self._saves.get(conv.id) != seq:
             return  # a newer save of this chat is under way: it writes
-        await self._call("put", "bodies", conv.id, body)
-        await self._call("put", "chats", conv.id, row)
+        record = search_record(conv)
+        entries = [["bodies", conv.id, body], ["search", conv.id, record], ["chats", conv.id, row]]
+        await self._call("putAll", to_js(entries))  # one transaction: they never disagree
+
+    async def save_search_record(self, chat_id: str, record: str) -> None:
+        """A search record for a chat stored without one (by a page before records)."""
+        await self._call("put", "search", chat_id, record)
+
+    async def load_search_records(self, chat_ids: list[str]) -> dict[str, str]:
+        """The stored search records of these chats (one transaction); absent where none."""
+        values = await self._call("getMany", "search", to_js(chat_ids))
+        return {
+            cid: value
+            for cid, value in zip(chat_ids, values or [], strict=False)
+            if isinstance(value, str)
+        }
 
     async def delete_chat(self, chat_id: str) -> None:
         await self._call("del", "chats", chat_id)
         await self._call("del", "bodies", chat_id)
+        await self._call("del", "search", chat_id)
         await self._call("delPrefix", "recordings", chat_id + "/")
         await self._call("delPrefix", "html", chat_id + "/")
         index = [row for row in await self._index() if not row[0].startswith(chat_id + "/")]

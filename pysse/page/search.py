@@ -2,7 +2,11 @@
 
 Pure; the browser keeps one ``ChatText`` per chat (built when the chat is first searched,
 dropped when it changes) and drives ``search_steps`` in slices, so typing never waits on a
-scan (``browser/search_view.py``).
+scan (``browser/search_view.py``). Each chat's searchable messages are also stored beside it
+(``search_record``, written with the chat in one transaction), so the first search after a
+reload reads a small flat record per chat instead of every conversation's whole JSON
+(``ChatText.from_record``; a record that is missing, damaged or older than the chat's row is
+not used, and the chat is read as before).
 
 Matching is case-insensitive by Unicode case folding (``str.casefold``: "STRASSE" finds
 "Straße", "ΣΑΣ" finds "σας"). Each chat's folded messages are kept joined by a separator no
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import json
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 
@@ -32,8 +37,10 @@ __all__ = [
     "count_label",
     "fold",
     "fold_term",
+    "locate",
     "original_span",
     "search",
+    "search_record",
     "search_steps",
     "snippet",
 ]
@@ -43,6 +50,7 @@ SEP = "\x00"  # between messages in a chat's folded text (removed from texts and
 SLICE_CHARS = 400_000  # folded characters scanned between yields (~0.1 ms in CPython)
 BEFORE = 40  # snippet characters kept before the match (about)
 WIDTH = 140  # snippet characters in all (about)
+RECORD_VERSION = 1  # of ``search_record``'s shape: a record of another is not used
 
 
 def fold(text: str) -> str:
@@ -72,10 +80,31 @@ class ChatText:
 
     @classmethod
     def of(cls, conv: Conversation) -> ChatText:
-        msgs = [m for m in conv.path() if m.role in ("user", "assistant") and m.text]
-        return cls.from_messages(
-            conv.id, conv.title, conv.updated, [(m.id, m.role, m.text) for m in msgs]
-        )
+        return cls.from_messages(conv.id, conv.title, conv.updated, _searched(conv))
+
+    @classmethod
+    def from_record(cls, chat_id: str, title: str, updated: float, record: str) -> ChatText | None:
+        """A chat's text from its stored ``search_record``, or None when the record cannot be
+        used: damaged, of another ``RECORD_VERSION``, or not of the chat as its row
+        (``updated``) describes it. The title is the row's: a rename moves no record."""
+        try:
+            obj = json.loads(record)
+        except (ValueError, RecursionError, TypeError):
+            return None
+        if (
+            not isinstance(obj, dict)
+            or obj.get("v") != RECORD_VERSION
+            or obj.get("updated") != updated
+            or not isinstance(obj.get("messages"), list)
+        ):
+            return None
+        messages = obj["messages"]
+        if not all(
+            isinstance(m, list) and len(m) == 3 and all(isinstance(x, str) for x in m)
+            for m in messages
+        ):
+            return None
+        return cls.from_messages(chat_id, title, updated, [(m[0], m[1], m[2]) for m in messages])
 
     @classmethod
     def from_messages(
@@ -96,6 +125,19 @@ class ChatText:
             SEP.join(folded),
             tuple(starts),
         )
+
+
+def _searched(conv: Conversation) -> list[tuple[str, str, str]]:
+    """The messages searched: the user's and the assistant's, on the selected path."""
+    return [
+        (m.id, m.role, m.text) for m in conv.path() if m.role in ("user", "assistant") and m.text
+    ]
+
+
+def search_record(conv: Conversation) -> str:
+    """What is stored beside a chat for search: its searched messages as written (folding
+    is redone on reading: it is C speed, and the stored text stays what the user wrote)."""
+    return json.dumps({"v": RECORD_VERSION, "updated": conv.updated, "messages": _searched(conv)})
 
 
 @dataclass(frozen=True)
@@ -148,6 +190,32 @@ def original_span(text: str, start: int, length: int) -> tuple[int, int]:
         at = nxt
         i += 1
     return (first if first >= 0 else len(text)), len(text)
+
+
+def _utf16(s: str) -> int:
+    """``len(s)`` as JavaScript counts it (UTF-16 code units: a DOM Range's offsets)."""
+    return len(s) + sum(1 for c in s if ord(c) > 0xFFFF)
+
+
+def locate(texts: list[str], term: str) -> tuple[int, int, int, int] | None:
+    """Where ``term`` (folded, as ``fold_term`` gives it) first occurs in text split over
+    nodes ``texts`` (a message's DOM text nodes, in order): ``(first node, its UTF-16 offset,
+    last node, its UTF-16 end offset)``, ready for a DOM ``Range``; None if it is not there
+    (the rendered text can differ from the source the search matched: ``**kal**eido``)."""
+    joined = "".join(texts)
+    pos = fold(joined).find(term) if term else -1
+    if pos < 0:
+        return None
+    start, end = original_span(joined, pos, len(term))
+    at = 0
+    first: tuple[int, int] | None = None
+    for i, t in enumerate(texts):
+        if first is None and start < at + len(t):
+            first = (i, _utf16(t[: start - at]))
+        if first is not None and end <= at + len(t):
+            return (*first, i, _utf16(t[: end - at]))
+        at += len(t)
+    return None
 
 
 def _squeeze(s: str) -> str:
