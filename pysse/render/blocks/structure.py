@@ -49,7 +49,6 @@ def settle(s: Settler, end: int, final: str | None = None, budget: Budget | None
         stop, last = end, final  # every pending line at once (see the docstring)
         if not _pass(s, stop, last, budget):
             rewinds = 0
-            job_pass = True  # a job had its turn in this pass: no second pass for it
             s.reached = max(s.reached, stop)
             if last is not None:
                 return len(s.boxes) == 1
