@@ -301,3 +301,20 @@ def test_a_tight_list_stays_tight_whatever_the_budget_cuts(step: int, budget: in
     while not md.finished:
         md.update()
     assert md.html == render(text)
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 4, 7])
+def test_a_line_hold_back_changed_is_not_cut_into_the_paragraph(step: int) -> None:
+    """Found by the markdown fuzzer: hold-back showed a list item's line ``* \\`` as ``*``
+    (paragraph text), the paragraph was cut at that line's start, and the line became the
+    paragraph's for good: the streamed answer lost the list the one-shot render has."""
+    text = (Path(__file__).parent / "fixtures" / "fuzz_list_after_held_back_line.md").read_text()
+    md = StreamingMarkdown()
+    for i in range(0, len(text), step):
+        md.append(text[i : i + step])
+        md.update()
+    md.end()
+    while not md.finished:
+        md.update()
+    assert "<li>\\</li>" in render(text)
+    assert md.html == render(text)

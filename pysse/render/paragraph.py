@@ -106,6 +106,13 @@ class Paragraph:
         else:
             if j >= min(len(raw), complete):
                 return False
+            shown = content.split("\n", j + 1)[j]
+            if shown.strip(" \t") != raw[j].lstrip(" \t>").rstrip(" \t"):
+                # The parse saw this line otherwise than it is (hold-back showed ``* \`` as
+                # ``*``): its block is not known from it, and a cut on it would make it the
+                # paragraph's for good (found by the markdown fuzzer: a list after a
+                # paragraph was lost).
+                return False
             col = _column(raw[j], head.rsplit("\n", 1)[1], content[p:])
             if col < 0:
                 return False
