@@ -10,6 +10,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pysse.page.chats import ChatSummary
 from pysse.page.conversation import Conversation
 from pysse.page.search import (
     ChatText,
@@ -18,6 +19,7 @@ from pysse.page.search import (
     fold_term,
     locate,
     original_span,
+    read_batches,
     search,
     search_record,
     search_steps,
@@ -270,3 +272,14 @@ def test_locate_an_absent_term_and_astral_offsets() -> None:
     assert locate(["\U0001f600 KALEIDO", "scope"], "kaleidoscope") == (0, 3, 1, 5)
     # "ß" folds to "ss": a term starting at its second "s" covers the whole "ß"
     assert locate(["Straße"], "se") == (0, 4, 0, 6)
+
+
+@given(st.lists(st.integers(0, 300), max_size=40), st.integers(1, 200))
+def test_read_batches_keep_the_order_and_the_size(sizes: list[int], limit: int) -> None:
+    rows = [ChatSummary(f"c{i}", "", 0.0, n) for i, n in enumerate(sizes)]
+    batches = read_batches(rows, limit)
+    assert [r for b in batches for r in b] == rows
+    for b in batches:
+        assert b and (len(b) == 1 or sum(r.messages for r in b) <= limit)
+    for a, b in itertools.pairwise(batches):  # a batch ends only when the next row overflows
+        assert sum(r.messages for r in a) + b[0].messages > limit

@@ -27,6 +27,7 @@ import json
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 
+from .chats import ChatSummary
 from .conversation import Conversation
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "fold_term",
     "locate",
     "original_span",
+    "read_batches",
     "search",
     "search_record",
     "search_steps",
@@ -132,6 +134,20 @@ def _searched(conv: Conversation) -> list[tuple[str, str, str]]:
     return [
         (m.id, m.role, m.text) for m in conv.path() if m.role in ("user", "assistant") and m.text
     ]
+
+
+def read_batches(rows: list[ChatSummary], messages: int) -> list[list[ChatSummary]]:
+    """``rows`` in order, cut into runs of at most ``messages`` messages in all (a chat with
+    more is a run of its own): how many stored records one read asks for."""
+    out: list[list[ChatSummary]] = []
+    size = 0
+    for row in rows:
+        if not out or size + row.messages > messages:
+            out.append([])
+            size = 0
+        out[-1].append(row)
+        size += row.messages
+    return out
 
 
 def search_record(conv: Conversation) -> str:
