@@ -7,6 +7,7 @@ after it changes; a search over chats not yet in memory reads them from storage.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,15 @@ def import_all(page: Any, tmp_path: Path) -> None:
             "(n) => document.querySelectorAll('[data-role=chat-list] li[data-chat]').length === n",
             arg=i + 1,
         )
+
+
+def import_chats(page: Any, tmp_path: Path, ids: tuple[int, ...]) -> None:
+    """Import these corpus chats one by one, each waited for in the list."""
+    for i in ids:
+        path = tmp_path / f"chat{i}.json"
+        path.write_text(json.dumps(chat_doc(i)))
+        page.set_input_files("[data-role=import]", str(path))
+        page.wait_for_selector(f"[data-role=chat-list] li[data-chat=bench{i:04d}]")
 
 
 def type_term(page: Any, term: str, count: str) -> None:
@@ -161,11 +171,7 @@ def test_a_changed_chat_is_searched_again_and_a_reload_reads_from_storage(
 ) -> None:
     p = make_page()
     page = p.open()
-    for i in (3, 5):
-        path = tmp_path / f"chat{i}.json"
-        path.write_text(json.dumps(chat_doc(i)))
-        page.set_input_files("[data-role=import]", str(path))
-        page.wait_for_selector(f"[data-role=chat-list] li[data-chat=bench000{i}]")
+    import_chats(page, tmp_path, (3, 5))
     type_term(page, "kaleidoscope", "1 chat")
     page.fill("[data-role=search]", "")
     page.wait_for_selector("[data-role=chat-list]", state="visible")  # the list is back
@@ -195,11 +201,7 @@ def test_a_chat_stored_without_a_usable_search_record_is_read_whole_and_gets_one
     next reload reads the records written meanwhile."""
     p = make_page()
     page = p.open()
-    for i in (3, 5, 17):
-        path = tmp_path / f"chat{i}.json"
-        path.write_text(json.dumps(chat_doc(i)))
-        page.set_input_files("[data-role=import]", str(path))
-        page.wait_for_selector(f"[data-role=chat-list] li[data-chat=bench{i:04d}]")
+    import_chats(page, tmp_path, (3, 5, 17))
     page.evaluate("pysseStore.del('search', 'bench0003')")  # as an older page stored it
     page.evaluate(  # a record older than its row
         """async () => { const r = JSON.parse(await pysseStore.get('search', 'bench0005'));
@@ -209,9 +211,10 @@ def test_a_chat_stored_without_a_usable_search_record_is_read_whole_and_gets_one
     p.reload()  # bench0017 (imported last) is the open chat
     type_term(page, "kaleidoscope", "2 chats")  # (bench0005 and bench0017)
     assert reads(page) == {"memory": 1, "record": 0, "body": 2}
-    page.wait_for_function(
-        "async () => (await pysseStore.get('search', 'bench0003')) !== undefined"
-    )
+    deadline = time.monotonic() + 30  # the record is written after the search: wait for it
+    while page.evaluate("pysseStore.get('search', 'bench0003')") is None:
+        assert time.monotonic() < deadline, "the record read from its body was never written"
+        time.sleep(0.1)
     p.reload()
     type_term(page, "zqx0003needle", "1 chat")
     assert reads(page) == {"memory": 1, "record": 2, "body": 0}
@@ -225,11 +228,7 @@ def test_search_results_and_a_marked_message_pass_axe(
     settings, context = THEMES[theme]
     p = make_page(settings=settings, bypass_csp=True, **context)
     page = p.open()
-    for i in (5, 17, 42):
-        path = tmp_path / f"chat{i}.json"
-        path.write_text(json.dumps(chat_doc(i)))
-        page.set_input_files("[data-role=import]", str(path))
-        page.wait_for_selector(f"[data-role=chat-list] li[data-chat=bench00{i:02d}]")
+    import_chats(page, tmp_path, (5, 17, 42))
     type_term(page, "kaleidoscope", "3 chats")
     assert page.locator("[data-role=search-result] mark").count() == 3
     assert serious(page, source) == []

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_render_blocks import FRAGMENTS
 
 from pysse.render import StreamingMarkdown, render
-from pysse.render.budget import HIGHLIGHT_WEIGHT, WEIGHTS, Budget, cost, prefix_within
+from pysse.render.budget import BUDGET, HIGHLIGHT_WEIGHT, WEIGHTS, Budget, cost, prefix_within
 from pysse.render.dom import DomWriter
 from pysse.server.demo import _long_answer
 from pysse.server.shapes import SHAPES, shape
@@ -293,6 +293,11 @@ def test_a_tight_list_stays_tight_whatever_the_budget_cuts(step: int, budget: in
     pass where a nested list's tightness was not decided yet, and the streamed answer showed
     a tight list loose (``<li><p>``) where the one-shot render did not."""
     text = (Path(__file__).parent / "fixtures" / "fuzz_frontier_tight_list.md").read_text()
+    assert streamed(text, step, budget) == render(text)
+
+
+def streamed(text: str, step: int, budget: int = BUDGET) -> str:
+    """``text`` fed ``step`` characters an update, then ended: the HTML it ends as."""
     md = StreamingMarkdown(budget=budget)
     for i in range(0, len(text), step):
         md.append(text[i : i + step])
@@ -300,7 +305,7 @@ def test_a_tight_list_stays_tight_whatever_the_budget_cuts(step: int, budget: in
     md.end()
     while not md.finished:
         md.update()
-    assert md.html == render(text)
+    return md.html
 
 
 @pytest.mark.parametrize("step", [1, 2, 3, 4, 7])
@@ -309,12 +314,5 @@ def test_a_line_hold_back_changed_is_not_cut_into_the_paragraph(step: int) -> No
     (paragraph text), the paragraph was cut at that line's start, and the line became the
     paragraph's for good: the streamed answer lost the list the one-shot render has."""
     text = (Path(__file__).parent / "fixtures" / "fuzz_list_after_held_back_line.md").read_text()
-    md = StreamingMarkdown()
-    for i in range(0, len(text), step):
-        md.append(text[i : i + step])
-        md.update()
-    md.end()
-    while not md.finished:
-        md.update()
     assert "<li>\\</li>" in render(text)
-    assert md.html == render(text)
+    assert streamed(text, step) == render(text)
