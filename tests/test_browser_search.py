@@ -220,6 +220,33 @@ def test_a_chat_stored_without_a_usable_search_record_is_read_whole_and_gets_one
     assert reads(page) == {"memory": 1, "record": 2, "body": 0}
 
 
+HOLD_READS = """() => { const read = pysseStore.getMany; window.__held = [];
+  pysseStore.getMany = (store, keys) => store !== 'search' ? read(store, keys)
+    : new Promise((go) => window.__held.push(() => go(read(store, keys)))); }"""
+
+
+def test_results_grow_while_the_chats_are_read(make_page: Any, tmp_path: Path) -> None:
+    """The chats in memory are searched at once and the stored ones as they are read: with
+    the reads of stored chats held, the open chat's hit is shown, counted "so far"; once
+    they go on, the rest are found and the results are complete."""
+    p = make_page()
+    page = p.open()
+    import_chats(page, tmp_path, (3, 5, 17))
+    p.reload()  # bench0017 (imported last) is the open chat: in memory
+    page.evaluate(HOLD_READS)
+    page.fill("[data-role=search]", "kaleidoscope")
+    page.wait_for_function("() => window.__held.length > 0")
+    page.wait_for_selector("[data-role=search-result][data-chat=bench0017]")
+    assert page.get_attribute("[data-role=search-results]", "data-term") == ""  # searching
+    assert page.inner_text("[data-role=search-count]") == "1 chat so far, searching…"
+    page.evaluate("() => { for (const go of window.__held.splice(0)) go(); }")
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=search-results]').dataset.term === 'kaleidoscope'"
+    )
+    assert page.inner_text("[data-role=search-count]") == "2 chats"
+    assert [r["chat"] for r in results(page)] == ["bench0005", "bench0017"]
+
+
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_search_results_and_a_marked_message_pass_axe(
     make_page: Any, tmp_path: Path, theme: str

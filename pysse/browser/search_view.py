@@ -26,6 +26,7 @@ from ..page.search import (
     count_label,
     fold_term,
     locate,
+    rank,
     read_batches,
     search_record,
     search_steps,
@@ -44,6 +45,7 @@ SLICE_MS = 8.0  # search work between pauses
 # ms, but each transaction costs a turn, so short chats are read many at a time.
 READ_MESSAGES = 160
 SHOWN = 50  # results rendered (the count says how many chats matched in all)
+READ_WAIT_S = 0.25  # while chats are read, the chats read so far are searched this often
 HIGHLIGHT = "pysse-search"  # the CSS highlight the term is marked with in an opened chat
 MARK_NODES = 20_000  # text nodes of a message looked through for the term (a long answer)
 FIND_WAIT_S = 5.0  # how long an opened result waits for its message to be put in the log
@@ -92,12 +94,15 @@ class SearchView:
         return self._loading
 
     async def _load_missing(self) -> None:
-        """Each chat's text, stored search records read ``READ_MESSAGES`` messages' worth to
-        a transaction, in slices of ``SLICE_MS``."""
+        """Each chat's text: the chats in memory first (no wait on storage), then stored
+        search records read ``READ_MESSAGES`` messages' worth to a transaction, newest
+        first, in slices of ``SLICE_MS``."""
         order = [r for r in sort_chats(list(self.chats.rows.values())) if r.id not in self.texts]
-        for batch in read_batches(order, READ_MESSAGES):
+        kept = [r for r in order if r.id in self.chats.convs]
+        stored = [r for r in order if r.id not in self.chats.convs]
+        for batch in [kept, *read_batches(stored, READ_MESSAGES)]:
             wanted = [r.id for r in batch if r.id not in self.chats.convs]
-            records = await self.chats.store.load_search_records(wanted)
+            records = await self.chats.store.load_search_records(wanted) if wanted else {}
             start = js.performance.now()
             for row in batch:
                 if row.id in self.texts or self.chats.rows.get(row.id) != row:
@@ -140,6 +145,9 @@ class SearchView:
     # -- searching -----------------------------------------------------------------------------
 
     async def run(self, term: str) -> None:
+        """One keystroke's search. Chats not read yet are read meanwhile (``prepare``), and
+        the chats read so far are searched as they come, newest first: the results grow
+        while the rest is read ("2 chats so far, searching…")."""
         self._gen += 1
         gen = self._gen
         if not fold_term(term):
@@ -147,37 +155,55 @@ class SearchView:
             return
         self.chats.list_el.hidden = True
         self.results_el.hidden = False
-        if any(r not in self.texts for r in self.chats.rows):
-            self.count_el.textContent = "Reading the chats…"
-            self.count_el.setAttribute("data-count", "")
-            await self.prepare()
+        reading = self.prepare() if any(r not in self.texts for r in self.chats.rows) else None
+        hits: list[Hit] = []
+        searched: set[str] = set()
+        while True:
+            texts = [
+                self.texts[r.id]
+                for r in sort_chats(list(self.chats.rows.values()))
+                if r.id in self.texts and r.id not in searched
+            ]
+            if texts:
+                found = await self._scan(texts, term, hits, gen)
+                if found is None:
+                    return  # a newer keystroke: its search goes on, this one ends
+                hits = found
+                searched.update(t.chat_id for t in texts)
+            if reading is None or reading.done():
+                if all(r not in self.texts or r in searched for r in self.chats.rows):
+                    break  # (what was read while the last ones were searched: once more)
+                continue
+            self.render(hits, "")
+            await asyncio.wait([reading], timeout=READ_WAIT_S)
             if gen != self._gen:
                 return
-        texts = [
-            self.texts[r.id]
-            for r in sort_chats(list(self.chats.rows.values()))
-            if r.id in self.texts
-        ]
+        self.searches += 1
+        self.render(hits, term)
+
+    async def _scan(
+        self, texts: list[ChatText], term: str, hits: list[Hit], gen: int
+    ) -> list[Hit] | None:
+        """``hits`` and those in ``texts``, best first, in slices of ``SLICE_MS``; None if a
+        newer keystroke started meanwhile."""
         steps = search_steps(texts, term)
         start = js.performance.now()
-        hits: list[Hit] = []
         while True:
             try:
-                hits = next(steps)
+                new = next(steps)
             except StopIteration as done:
-                hits = done.value
+                new = done.value
                 break
             if js.performance.now() - start >= SLICE_MS:
-                self.render(hits, "")
+                self.render(rank(hits + new), "")
                 self.longest_ms = max(self.longest_ms, js.performance.now() - start)
                 PAUSES[0] += 1
                 await asyncio.sleep(0)
                 if gen != self._gen:
-                    return  # a newer keystroke: its search goes on, this one ends
+                    return None
                 start = js.performance.now()
-        self.searches += 1
-        self.render(hits, term)
         self.longest_ms = max(self.longest_ms, js.performance.now() - start)
+        return rank(hits + new)
 
     def render(self, hits: list[Hit], term: str) -> None:
         """The results so far (``term`` "": still searching), and the count when it

@@ -40,6 +40,7 @@ __all__ = [
     "fold_term",
     "locate",
     "original_span",
+    "rank",
     "read_batches",
     "search",
     "search_record",
