@@ -42,7 +42,7 @@ import string
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -242,6 +242,18 @@ def _pair(rows: list[Row], cpu: str, wall: str) -> str:
     return f"{_f(_m(rows, cpu))} / {_f(_m(rows, wall))}"
 
 
+def _groups(
+    res: Results, names: Iterable[str], rates: list[float]
+) -> Iterator[tuple[str, str, float, list[Row]]]:
+    """Each (name, site, rate) that has rows, in table order: name, then rate, then site."""
+    for name in names:
+        for rate in rates:
+            for site in SITES:
+                xs = res.get((name, site, rate), [])
+                if xs:
+                    yield name, site, rate, xs
+
+
 def boot_table(res: Results, rates: list[float]) -> list[str]:
     rows = [
         "| cold boot, median | rate | ready ms | longest task ms, CPU / wall "
@@ -249,17 +261,14 @@ def boot_table(res: Results, rates: list[float]) -> list[str]:
         "| main / worker ran at |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for rate in rates:
-        for site in SITES:
-            xs = res.get(("boot", site, rate), [])
-            if xs:
-                rows.append(
-                    f"| {site} ({len(xs)} runs) | {rate:g}x | {_f(_m(xs, 'ready'))} "
-                    f"| {_pair(xs, 'cpu_longest', 'longest')} | {_pair(xs, 'cpu_tasks', 'tasks')} "
-                    f"| {_f(_m(xs, 'longest_to_ready'))} | {_f(_m(xs, 'keys_sent'))} "
-                    f"| {_f(_m(xs, 'key_max'))} "
-                    f"| {_f(_m(xs, 'main_x'), 1)}x / {_f(_m(xs, 'worker_x'), 1)}x |"
-                )
+    for _, site, rate, xs in _groups(res, ["boot"], rates):
+        rows.append(
+            f"| {site} ({len(xs)} runs) | {rate:g}x | {_f(_m(xs, 'ready'))} "
+            f"| {_pair(xs, 'cpu_longest', 'longest')} | {_pair(xs, 'cpu_tasks', 'tasks')} "
+            f"| {_f(_m(xs, 'longest_to_ready'))} | {_f(_m(xs, 'keys_sent'))} "
+            f"| {_f(_m(xs, 'key_max'))} "
+            f"| {_f(_m(xs, 'main_x'), 1)}x / {_f(_m(xs, 'worker_x'), 1)}x |"
+        )
     return rows
 
 
@@ -270,20 +279,15 @@ def stream_table(res: Results, rates: list[float]) -> list[str]:
         "| main-thread CPU s | worker CPU s | wall s |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    names = [n for n in stream_scripts() if any(n == k[0] for k in res)]
-    for name in names:
-        for rate in rates:
-            for site in SITES:
-                xs = res.get((name, site, rate), [])
-                if xs:
-                    rows.append(
-                        f"| {name} | {site} ({len(xs)} runs) | {rate:g}x "
-                        f"| {_pair(xs, 'cpu_tasks', 'tasks')} "
-                        f"| {_pair(xs, 'cpu_longest', 'longest')} | {_pair(xs, 'cpu_sum', 'sum')} "
-                        f"| {_f(_m(xs, 'key_max'))} | {_f(_m(xs, 'keys_slow'))} "
-                        f"| {_f(_m(xs, 'main_cpu') / 1000, 1)} "
-                        f"| {_f(_m(xs, 'worker_cpu') / 1000, 1)} | {_f(_m(xs, 'wall') / 1000, 1)} |"
-                    )
+    for name, site, rate, xs in _groups(res, stream_scripts(), rates):
+        rows.append(
+            f"| {name} | {site} ({len(xs)} runs) | {rate:g}x "
+            f"| {_pair(xs, 'cpu_tasks', 'tasks')} "
+            f"| {_pair(xs, 'cpu_longest', 'longest')} | {_pair(xs, 'cpu_sum', 'sum')} "
+            f"| {_f(_m(xs, 'key_max'))} | {_f(_m(xs, 'keys_slow'))} "
+            f"| {_f(_m(xs, 'main_cpu') / 1000, 1)} "
+            f"| {_f(_m(xs, 'worker_cpu') / 1000, 1)} | {_f(_m(xs, 'wall') / 1000, 1)} |"
+        )
     return rows
 
 
@@ -293,13 +297,9 @@ def split_table(res: Results, rates: list[float]) -> list[str]:
         "| main thread's long tasks, CPU ms, median | site | rate | " + " | ".join(KINDS) + " |",
         "|---|---|---:|" + "---:|" * len(KINDS),
     ]
-    for name in [n for n in ("boot", *stream_scripts()) if any(n == k[0] for k in res)]:
-        for rate in rates:
-            for site in SITES:
-                xs = res.get((name, site, rate), [])
-                if xs:
-                    cells = " | ".join(_f(_m(xs, f"split_{k}")) for k in KINDS)
-                    rows.append(f"| {name} | {site} | {rate:g}x | {cells} |")
+    for name, site, rate, xs in _groups(res, ["boot", *stream_scripts()], rates):
+        cells = " | ".join(_f(_m(xs, f"split_{k}")) for k in KINDS)
+        rows.append(f"| {name} | {site} | {rate:g}x | {cells} |")
     return rows
 
 
