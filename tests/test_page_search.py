@@ -22,6 +22,7 @@ from pysse.page.search import (
     read_batches,
     search,
     search_record,
+    search_record_steps,
     search_steps,
 )
 
@@ -181,8 +182,22 @@ def test_a_stored_record_reads_back_as_the_chats_text(
     turns: list[tuple[str, str]], pick_first: bool
 ) -> None:
     conv = conversation(turns, pick_first)
-    back = ChatText.from_record(conv.id, conv.title, conv.updated, search_record(conv))
+    record = search_record(conv)
+    back = ChatText.from_record(conv.id, conv.title, conv.updated, record)
     assert back == ChatText.of(conv)
+    # encoded in steps, it is the JSON of its shape, exactly
+    messages = [[m.id, m.role, m.text] for m in conv.path() if m.text]
+    assert json.loads(record) == {"v": 1, "updated": conv.updated, "messages": messages}
+    assert record == json.dumps(json.loads(record))
+    steps, yields = search_record_steps(conv, every=1), 0
+    while True:
+        try:
+            next(steps)
+            yields += 1
+        except StopIteration as done:
+            assert done.value == record
+            break
+    assert yields == len(messages)  # a step per message
 
 
 def test_a_record_that_does_not_fit_its_row_is_not_used() -> None:

@@ -28,7 +28,6 @@ from ..page.search import (
     locate,
     rank,
     read_batches,
-    search_record,
     search_steps,
 )
 from .dom import PAUSES, attr, js_obj, q, spawn
@@ -139,7 +138,7 @@ class SearchView:
         if conv is None or self.chats.rows.get(row.id) != row:
             return None  # damaged, or changed while it was read
         self.reads["body"] += 1
-        spawn(self.chats.store.save_search_record(row.id, search_record(conv)))
+        spawn(self.chats.store.save_search_record(conv))
         return conv
 
     # -- searching -----------------------------------------------------------------------------

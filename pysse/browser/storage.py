@@ -7,7 +7,7 @@ Stores: ``chats`` (the list's rows, cheap to list), ``bodies`` (each conversatio
 recordings' index for the total cap), ``html`` (``chat/message/key`` → a finished answer's
 rendered HTML, a cache: ``page.restore.cache_key``; the key in the name, so which answers are
 cached is known without reading any HTML), ``search`` (each chat's searched messages,
-``page.search.search_record``: the first search after a reload reads these, not the bodies).
+``page.search.search_record_steps``: the first search after a reload reads these, not the bodies).
 A chat's body, search record and row are written in one transaction, so they never disagree.
 """
 
@@ -24,7 +24,7 @@ from ..jsonsafe import loads_bounded, loads_bounded_steps
 from ..page.chats import ChatSummary, conversation_json_steps, storage_problem
 from ..page.conversation import Conversation, ImportError_
 from ..page.recording import TOTAL_MAX, Recording, RecordingError, evict
-from ..page.search import search_record
+from ..page.search import search_record_steps
 from .dom import js_obj, run_sliced
 
 __all__ = ["ChatStore"]
@@ -102,16 +102,18 @@ class ChatStore:
         Saves of one chat may overlap: only the latest one asked for is written."""
         self._saves[conv.id] = seq = self._saves.get(conv.id, 0) + 1
         row = json.dumps(ChatSummary.of(conv).to_json())
+        record_steps = search_record_steps(conv)  # taken now, with the body (its first step)
         body = await run_sliced(conversation_json_steps(conv))
+        record = await run_sliced(record_steps)
         if self._saves.get(conv.id) != seq:
             return  # a newer save of this chat is under way: it writes
-        record = search_record(conv)
         entries = [["bodies", conv.id, body], ["search", conv.id, record], ["chats", conv.id, row]]
         await self._call("putAll", to_js(entries))  # one transaction: they never disagree
 
-    async def save_search_record(self, chat_id: str, record: str) -> None:
+    async def save_search_record(self, conv: Conversation) -> None:
         """A search record for a chat stored without one (by a page before records)."""
-        await self._call("put", "search", chat_id, record)
+        record = await run_sliced(search_record_steps(conv))
+        await self._call("put", "search", conv.id, record)
 
     async def load_search_records(self, chat_ids: list[str]) -> dict[str, str]:
         """The stored search records of these chats (one transaction); absent where none."""

@@ -44,6 +44,7 @@ __all__ = [
     "read_batches",
     "search",
     "search_record",
+    "search_record_steps",
     "search_steps",
     "snippet",
 ]
@@ -154,7 +155,32 @@ def read_batches(rows: list[ChatSummary], messages: int) -> list[list[ChatSummar
 def search_record(conv: Conversation) -> str:
     """What is stored beside a chat for search: its searched messages as written (folding
     is redone on reading: it is C speed, and the stored text stays what the user wrote)."""
-    return json.dumps({"v": RECORD_VERSION, "updated": conv.updated, "messages": _searched(conv)})
+    steps = search_record_steps(conv)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+def search_record_steps(conv: Conversation, every: int = 16) -> Generator[None, None, str]:
+    """``search_record`` in steps of ``every`` messages, as ``chats.conversation_json_steps``
+    encodes the body beside it (a long chat's text is ~80 ms to encode in one task on a
+    phone-class CPU, on every save). The content is taken at the call, not at the first
+    step, so a record and a body taken together agree."""
+    return _record_steps(_searched(conv), conv.updated, every)
+
+
+def _record_steps(
+    messages: list[tuple[str, str, str]], updated: float, every: int
+) -> Generator[None, None, str]:
+    parts: list[str] = []
+    for i, message in enumerate(messages):
+        parts.append(json.dumps(message))
+        if i % every == every - 1:
+            yield
+    head = json.dumps({"v": RECORD_VERSION, "updated": updated})
+    return f'{head[:-1]}, "messages": [{", ".join(parts)}]}}'
 
 
 @dataclass(frozen=True)
