@@ -18,13 +18,13 @@ from ..events import ChatEvent, Finish, ReasoningBlock, ReasoningDelta, TextDelt
 from ..page.answer import STATE_TEXT, AnswerSession
 from ..page.conversation import Message
 from ..page.message_extras import reasoning_text
-from ..page.message_view import kept_thought_label, thinking_label, thought_label
+from ..page.message_view import thinking_label, thought_label
 from ..page.recording import Recording
 from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter
 from .call import CallListener, ChatCall
 from .dom import q
-from .extras_view import ToolCallsView
+from .extras_view import show_kept
 
 __all__ = ["STATE_TEXT", "Turn", "TurnHost"]
 
@@ -104,7 +104,7 @@ class Turn(CallListener):
         self.earlier_ms = earlier.thought_ms if earlier else None
         self.earlier_tools: tuple[ToolCall, ...] = earlier.tool_calls if earlier else ()
         if earlier is not None:
-            self._show_earlier()
+            self._show_earlier(earlier)
 
     # -- what the page and the inspector read --------------------------------------------------
 
@@ -253,24 +253,15 @@ class Turn(CallListener):
         self.reasoning_el.dataset.state = "done"
         self.reasoning_el.dataset.ms = str(round(total))
 
-    def _show_earlier(self) -> None:
-        """A continued answer's kept reasoning (folded, on its summary line) and tool calls,
-        before anything new arrives; the new piece's reasoning streams on after it."""
-        if self.earlier_reasoning:
-            text = reasoning_text(self.earlier_reasoning)
-            hidden = any(b.redacted for b in self.earlier_reasoning)
-            self.call.show_reasoning(text, hidden)
-            self.reasoning_el.hidden = False
-            self.reasoning_el.dataset.state = "done"
-            self.reasoning_el.dataset.text = text
-            if self.earlier_ms is not None:
-                self.reasoning_el.dataset.ms = str(round(self.earlier_ms))
-            label = kept_thought_label(self.earlier_ms, hidden, len(text))
-            self.reasoning_summary.textContent = label
-        if self.earlier_tools:  # (the call's own view adds the new piece's after these)
-            ToolCallsView(q("[data-role=tool-calls]", self.el)).render(
-                self.earlier_tools, final=True
-            )
+    def _show_earlier(self, earlier: Message) -> None:
+        """A continued answer's kept reasoning and tool calls, folded as a restored answer
+        shows them (``show_kept``), before anything new arrives. The reasoning is rendered by
+        the call, not on opening: the new piece's reasoning streams on after it."""
+        show_kept(self.el, earlier)
+        if earlier.reasoning:
+            self.reasoning_el.removeAttribute("data-unrendered")
+            hidden = any(b.redacted for b in earlier.reasoning)
+            self.call.show_reasoning(earlier.reasoning_text, hidden)
 
     def on_finish(self, finish: Finish) -> None:
         if self.thinking:
