@@ -24,6 +24,7 @@ import contextlib
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from typing import Self
 
 from ..errors import KitError
@@ -80,12 +81,9 @@ class CutProxy:
     def cut(self) -> int:
         """Reset every connection open now (both sides: the server sees its client go too);
         returns how many sockets were reset."""
-        if self._loop is None or self._closed:
-            raise KitError("the proxy is closed (close(), or its `with` block ended): make another")
-        done = threading.Event()
-        count = [0]
 
-        def reset() -> None:
+        def reset() -> int:
+            count = 0
             for w in list(self._writers):
                 sock = w.get_extra_info("socket")
                 if sock is not None:  # RST, not FIN: a cable pulled, not a server finishing
@@ -94,34 +92,41 @@ class CutProxy:
                             socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
                         )
                 w.transport.abort()
-                count[0] += 1
+                count += 1
             self._writers.clear()
             self.frozen.clear()
-            done.set()
+            return count
 
-        self._loop.call_soon_threadsafe(reset)
-        done.wait(30)
+        count = self._on_loop(reset)
         self.cuts += 1
-        return count[0]
+        return count
 
     def freeze(self) -> int:
         """Silence every connection open now: each stays open, but nothing more is forwarded
         either way, not even a close (a phone that put the page in the background, a NAT
         that forgot the mapping: the connection is dead and nobody says so; only a client's
         idle timeout can tell). New connections go through. Returns how many connections."""
+
+        def freeze() -> int:
+            self.frozen.update(self._writers)
+            return len(self._writers) // 2
+
+        return self._on_loop(freeze)
+
+    def _on_loop(self, job: Callable[[], int]) -> int:
+        """Run ``job`` in the proxy's event loop (its connections are that loop's) and wait."""
         if self._loop is None or self._closed:
             raise KitError("the proxy is closed (close(), or its `with` block ended): make another")
         done = threading.Event()
-        count = [0]
+        result = [0]
 
-        def freeze() -> None:
-            self.frozen.update(self._writers)
-            count[0] = len(self._writers) // 2
+        def run() -> None:
+            result[0] = job()
             done.set()
 
-        self._loop.call_soon_threadsafe(freeze)
+        self._loop.call_soon_threadsafe(run)
         done.wait(30)
-        return count[0]
+        return result[0]
 
     def unplug(self) -> int:
         """``cut()``, and every new connection is reset too until ``plug()``."""
