@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from conftest import DONE_MS, READY_MS, Page
 from pysse.server.app import create_app
@@ -160,7 +161,10 @@ def test_an_invalid_relay_url_is_flagged_as_typed(open_page: Any) -> None:
     page.press("[data-setting=relay]", "Tab")
     assert "must start with https://" in page.inner_text("[data-role=relay-url-error]")
     p.send("still here")
-    assert "Relay URL: the relay URL must start with" in page.inner_text("[data-role=notice]")
+    # The notice is written by the page's Python after the key press: wait for it.
+    expect(page.locator("[data-role=notice]")).to_contain_text(
+        "Relay URL: the relay URL must start with"
+    )
     assert page.input_value("[data-role=prompt]") == "still here"
 
 
@@ -244,7 +248,7 @@ def test_format_mismatch_is_named_and_the_relays_format_taken(
     p.send("hello")
     status = status_of(p.wait_done())
     assert needle in status, status
-    assert "Format is now" in page.inner_text("[data-role=notice]")
+    expect(page.locator("[data-role=notice]")).to_contain_text("Format is now")
     assert page.input_value("[data-setting=format]") == switched
     page.click("[data-role=assistant] [data-role=regenerate]")
     page.wait_for_function(
