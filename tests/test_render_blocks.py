@@ -176,6 +176,40 @@ def test_property_random_documents(lines: list[str], cuts: list[int], newline: b
     assert out.html == render(text)
 
 
+# Spaces that Python's str.strip()/isspace() count but markdown-it does not (it skips only
+# spaces and tabs): a check written with the first sees a blank line or an empty list item
+# where markdown-it sees text. "1.   \u2028" opened an item at the wrong column (fuzz).
+UNICODE_SPACES = ["\u2028", "\u2029", "\xa0", "\u3000", "\x0b", "\x0c", "\x85", "\x1c", "\ufeff"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=10),
+    st.lists(
+        st.tuples(st.integers(0, 9), st.integers(0, 8), st.sampled_from(UNICODE_SPACES)),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(st.integers(min_value=1, max_value=24), min_size=1, max_size=6),
+)
+def test_property_unicode_spaces_are_text_to_the_block_structure(
+    lines: list[str], spaces: list[tuple[int, int, str]], cuts: list[int]
+) -> None:
+    for row, col, space in spaces:
+        line = lines[row % len(lines)]
+        lines[row % len(lines)] = line[:col] + space + line[col:]
+    text = "\n".join(lines)
+    out = stream_into_dom(text, cuts)
+    assert out.html == render(text)
+
+
+def test_an_item_whose_content_is_a_unicode_space_keeps_its_column() -> None:
+    text = "1.   \u2028\n   \n     " + "[" * 200 + "x\n        ~~~supercollider"
+    assert "<code" in render(text)  # the fence belongs to the item, at column 5
+    for cuts in ([1], [7], [len(text)]):
+        check(text, cuts)
+
+
 # -- one long paragraph (paragraph.py settles it in pieces) ---------------------------------
 
 LONG_PARAGRAPHS = {

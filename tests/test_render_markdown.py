@@ -25,6 +25,8 @@ XSS = [
     "<a href='javascript:alert(1)'>a</a>",
     "[<img src=x onerror=alert(1)>](https://ok.example)",
     "<javascript:alert(1)>",
+    "[x]()",  # CommonMark's empty destination: href="" would open this page again
+    "[**x** y]( )",
     "<iframe src=https://evil.invalid></iframe>",
     '[x](https://ok.example "title\\" onmouseover=\\"alert(1)")',
     "```\n<script>alert(1)</script>\n```",
@@ -55,6 +57,12 @@ def test_xss_corpus_yields_no_unsafe_output(src: str) -> None:
                     assert re.match(r"^(https?:|mailto:)", value), html
             if tag == "a":
                 assert attrs.get("rel") == "noopener noreferrer nofollow"
+
+
+def test_a_link_with_an_empty_destination_keeps_its_text_and_links_nowhere() -> None:
+    for html in (render("see [**the** docs]() now"), _streamed("see [**the** docs]() now")):
+        assert "<a" not in html and "href" not in html
+        assert "see <span><strong>the</strong> docs</span> now" in html
 
 
 def _streamed(src: str) -> str:

@@ -95,6 +95,13 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
 
     def link_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         tok = tokens[idx]
+        if not _link_ok(str(tok.attrGet("href") or ""), schemes):
+            # `[text]()`: CommonMark's empty destination never reaches validateLink, and
+            # href="" would open this page again. Its text stays, as plain text.
+            close = next(i for i in range(idx + 1, len(tokens)) if tokens[i].type == "link_close")
+            tokens[close].tag = tok.tag = "span"
+            tok.attrs = {}
+            return str(renderer.renderToken(tokens, idx, options, env))
         tok.attrSet("target", "_blank")
         tok.attrSet("rel", "noopener noreferrer nofollow")
         if default_link_open is not None:

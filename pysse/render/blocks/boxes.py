@@ -164,7 +164,7 @@ def opener(p: Parse, x: int, line: str) -> str:
     code_first = (
         bool(kids) and p.toks[kids[0]].type == "code_block" and p.line(kids[0]) == p.line(x)
     )
-    if pos >= len(line.rstrip()) or code_first:
+    if pos >= len(line.rstrip(" \t")) or code_first:
         return head + " #"
     return line[:pos] + "#"
 
