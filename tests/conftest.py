@@ -121,6 +121,21 @@ def wait_stored(page: Any, ready: Callable[[dict[str, Any]], bool], timeout: flo
         time.sleep(0.1)
 
 
+# One rendering update of the page: a frame's callbacks, then a task after them (the frame's
+# style and layout have run by then).
+FRAME = "() => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)))"
+
+
+def shown_text(el: Any) -> str:
+    """``el.inner_text()`` (an element handle or a locator) once the page has rendered since
+    it changed. The log's messages are ``content-visibility: auto`` (web/style.css): until a
+    rendering update has found a new message on screen, its contents are skipped and their
+    innerText is "" (a notice read right after the key press that wrote it was "" on a loaded
+    CI machine). Waiting for a selector does not wait for a frame: this does."""
+    el.evaluate(FRAME)
+    return str(el.inner_text())
+
+
 def stored_answers(stored: dict[str, Any]) -> list[dict[str, Any]]:
     """Every stored assistant message, of every chat."""
     return [m for b in stored["bodies"] for m in b["messages"] if m["role"] == "assistant"]

@@ -148,7 +148,10 @@ def test_stop_mid_answer_keeps_partial_text(make_page: Any) -> None:
     text = msg.get_attribute("data-text") or ""
     assert len(text) > 5 and RICH_ANSWER.startswith(text)
     assert page.is_disabled("[data-role=stop]")
-    page.wait_for_timeout(600)  # nothing more arrives after Stop
+    # Nothing more arrives after Stop: the page goes on, and once the next answer has come
+    # (an event, where this was a 600 ms sleep) the stopped one is as it was.
+    p.send("/demo echo after stop")
+    assert p.wait_done(1).get_attribute("data-text") == "after stop"
     assert msg.get_attribute("data-text") == text
 
 
@@ -320,6 +323,8 @@ def test_xss_executes_nothing_and_requests_no_foreign_host(make_page: Any) -> No
     p.send("/demo xss")
     msg = p.wait_done()
     assert msg.get_attribute("data-text") == XSS_ANSWER
+    # (a handler could only run later from an element that loads or fails: there is none,
+    # checked below, so the short wait is not what this relies on)
     page.wait_for_timeout(300)
     assert page.evaluate("window.__pwned") is None
     assert msg.query_selector_all("script, iframe, img") == []
@@ -393,6 +398,8 @@ def test_new_chat_drops_a_queued_message(make_page: Any) -> None:
     page.wait_for_selector("[data-queued='1']")
     page.click("[data-role=new-chat]")
     page.wait_for_timeout(800)  # a queued message would start a hidden answer by now
+    # (a fixed wait for something not to happen; if it happened later, the request counts
+    # after the next answer, a positive wait below, still catch it: 2, not 3)
     assert page.locator("[data-role=assistant]").count() == 0
     assert len(bodies) == 1
     p.send("/demo echo fresh")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from conftest import DONE_MS, READY_MS, Page
+from conftest import DONE_MS, READY_MS, Page, shown_text
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
 from pysse.server.relay import RelayConfig, create_relay_app
@@ -138,7 +138,7 @@ def test_no_relay_configured_shows_setup_instead_of_sending(open_page: Any, depl
     page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
     p.send("my carefully typed question")
     notice = page.wait_for_selector("[data-role=notice]")
-    text = notice.inner_text()
+    text = shown_text(notice)  # (written by the key press: its message not rendered yet)
     assert "No relay is configured" in text and "pip install 'pysse[relay]'" in text
     assert f"--allow-origin {deploy.origin}" in text and "Settings → Relay URL" in text
     assert page.input_value("[data-role=prompt]") == "my carefully typed question"

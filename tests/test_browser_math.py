@@ -57,6 +57,8 @@ def test_hostile_latex_runs_and_loads_nothing(make_page: Any, sse_server: Any) -
     p.send("math please")
     msg = p.wait_done()
     assert msg.get_attribute("data-state") == "completed"
+    # (a handler could only run later from an element that loads or fails: there is none,
+    # checked below, so the short wait is not what this relies on)
     page.wait_for_timeout(300)
     assert page.evaluate("window.__pwned") is None
     assert msg.query_selector_all("script, img, a, iframe, style") == []

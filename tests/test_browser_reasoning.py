@@ -31,12 +31,14 @@ def test_reasoning_opens_while_thinking_and_folds_into_one_line(make_page: Any, 
     p = make_page(settings={"format": fmt, "headers": "X-Demo-Pace: 1"})
     page = p.open()
     p.send("/demo think")
-    page.wait_for_function(
+    # Read in the same poll that saw the reasoning shown: read after it, the answer's text
+    # could have started meanwhile on a slow machine (the summary then says "Thought for").
+    during = page.wait_for_function(
         "() => { const r = document.querySelector('[data-role=assistant] [data-role=reasoning]');"
-        " return r && !r.hidden && r.open && r.querySelector('.reasoning-text').textContent; }",
+        " return r && !r.hidden && r.open && r.querySelector('.reasoning-text').textContent"
+        f" && ({REASONING})(); }}",
         timeout=30_000,
-    )
-    during = page.evaluate(REASONING)
+    ).json_value()
     assert during["state"] == "thinking" and during["summary"].startswith("Thinking…")
     assert during["content"] == ""  # only reasoning so far: the answer itself is empty
     p.wait_done()

@@ -7,6 +7,7 @@ end."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,15 @@ def restored_counts(page: Any) -> tuple[int, int]:
     return int(r["from_cache"]), int(r["from_markdown"])
 
 
+def wait_cached(page: Any, n: int, timeout: float = 60) -> None:
+    """Wait until the HTML cache holds ``n`` answers (each written after its render, in a
+    task of its own: a reload before they land renders them from markdown again)."""
+    deadline = time.monotonic() + timeout
+    while (got := page.evaluate("async () => (await pysseStore.keys('html')).length")) < n:
+        assert time.monotonic() < deadline, f"the cache holds {got} answers, not {n}"
+        time.sleep(0.1)
+
+
 def import_chat(page: Any, path: Path, n: int) -> None:
     page.set_input_files("[data-role=import]", str(path))
     wait_all_rendered(page, n)
@@ -108,7 +118,7 @@ def test_a_reopened_chat_renders_newest_first_and_as_a_one_shot_render(
     assert rendered[0][1] > 0  # the newest was on screen while the rest waited
     assert page.evaluate(SAME_AS_ONE_SHOT_JS) == []
     assert restored_counts(page) == (0, n)  # an import is rendered from its markdown
-    page.wait_for_timeout(500)  # the cache's writes land
+    wait_cached(page, n)  # the cache's writes land (was: 500 ms)
 
     p.reload()
     wait_all_rendered(page, n)
@@ -133,7 +143,7 @@ def test_the_cache_is_keyed_by_the_image_host_policy(make_page: Any, tmp_path: P
     )
     page = p.open()
     import_chat(page, path, n)
-    page.wait_for_timeout(500)
+    wait_cached(page, n)
     p.reload()
     wait_all_rendered(page, n)
     assert restored_counts(page) == (n, 0)

@@ -86,7 +86,11 @@ def test_search_fifty_imported_chats(make_page: Any, tmp_path: Path) -> None:
     assert page.locator("label[for=chat-search]").inner_text() == "Search chats"
     assert page.get_attribute("[data-role=search-count]", "aria-live") == "polite"
 
+    gen = page.evaluate("pysseApp.chats.search._gen")
     page.fill("[data-role=search]", "k")  # one letter: the list stays
+    # (the keystroke's search is a task: it has run, else the list would still be shown
+    # whatever it then did)
+    page.wait_for_function("(g) => pysseApp.chats.search._gen > g", arg=gen)
     assert page.is_visible("[data-role=chat-list]")
     assert page.locator("[data-role=search-result]").count() == 0
 

@@ -89,12 +89,18 @@ def test_demo_cut_resumes_to_the_same_text_as_uncut(open_chat: Any) -> None:
     # The relay closes the page's connection without the chunked terminator: Chromium's read
     # rejects, WebKit's ends cleanly (done: true). Both must resume.
     chat = open_chat({"headers": "X-Demo-Pace: 1"})
-    chat.send("/demo cut")
-    chat.page.wait_for(
-        "() => document.querySelector('[data-role=assistant][data-reconnecting]') !== null",
-        timeout=30,
+    # "Reconnecting" lasts one backoff (~250 ms): recorded as it happens, not polled for (a
+    # poll every 0.1 s plus a driver round trip could miss it, and then wait for ever).
+    chat.page.evaluate(
+        """() => { window.__reconnecting = [];
+        new MutationObserver((ms) => ms.forEach((m) =>
+            window.__reconnecting.push(m.target.dataset.reconnecting || '')))
+          .observe(document.querySelector('[data-role=log]'),
+            { attributes: true, subtree: true, attributeFilter: ['data-reconnecting'] }); }"""
     )
+    chat.send("/demo cut")
     msg = chat.wait_done()
+    assert "1" in chat.page.evaluate("() => window.__reconnecting")  # it said so meanwhile
     assert (msg["state"], msg["resumes"]) == ("completed", 1)
     assert msg["text"] == RICH_ANSWER
 
