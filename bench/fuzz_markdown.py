@@ -199,7 +199,10 @@ def one(data: bytes, rnd: random.Random, frame_budget: float | None = FRAME_BUDG
     # A one-shot render parses each character once in the inline parser (the cost: a "["
     # costs it 1,500 plain characters) and once in the block parser (cheap: per line). An
     # update block-parses the open end twice (to settle, and for the tails), which a
-    # block that cannot be cut makes as long as the whole (a tight list item's paragraph).
+    # block that cannot be cut makes as long as the whole (a tight list item's paragraph),
+    # and once more where a provisionally cut paragraph ends: it is parsed whole, from its
+    # first line, to check its pieces (``WholeParagraph``; the job's later passes reuse the
+    # settle parse they stopped on, which made four, found by this fuzzer).
     # It inline-parses an open paragraph's tail twice too (to look for a cut, then to show
     # it), and hold-back may double that tail (closers for an open run of 900 "*": found
     # by this fuzzer on a 1 KB answer): up to four times the text in one update.
@@ -222,7 +225,7 @@ def one(data: bytes, rnd: random.Random, frame_budget: float | None = FRAME_BUDG
         update = _within_a_frame(frame_budget, call)
         assert md.taken <= max(budget, max(WEIGHTS.values())), "took more than its budget"
         assert md.inlined_chars - inline <= 4 * size, "inline-parsed more than 4 full renders"
-        assert md.rendered_chars - block <= 2 * size, "block-parsed more than two renders"
+        assert md.rendered_chars - block <= 3 * size, "block-parsed more than three renders"
         return update
 
     for i in range(0, len(text), step):

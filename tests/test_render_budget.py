@@ -286,6 +286,27 @@ def test_the_updates_of_a_long_job_do_not_render_the_same_tails_again() -> None:
     assert md.html == render(text)
 
 
+def test_the_updates_of_a_long_job_do_not_block_parse_the_open_end_again() -> None:
+    """The same job's updates: each passed over the same lines to go on with it, and each
+    pass block-parsed the open end (12,863 characters, twice per update: 5.5 M characters
+    over the job's 212 updates; the fuzzer's per-update bound caught four parses in one).
+    A pass that rendered nothing of its parse keeps it for the next pass over the same
+    lines."""
+    data = (Path(__file__).parent / "fixtures" / "fuzz_long_job_after_end.bin").read_bytes()
+    text = data.decode("utf-8", "replace")
+    md = StreamingMarkdown(budget=40_000)
+    md.append(text)
+    while md.busy:
+        md.update()
+    md.end()
+    updates, start = 0, md.rendered_chars
+    while not md.update().final:
+        updates += 1
+    assert updates > 20
+    assert md.rendered_chars - start <= 2 * len(text)
+    assert md.html == render(text)
+
+
 @pytest.mark.parametrize("step", [1, 7, 64])
 @pytest.mark.parametrize("budget", [40_000, 100_000, 400_000])
 def test_a_tight_list_stays_tight_whatever_the_budget_cuts(step: int, budget: int) -> None:

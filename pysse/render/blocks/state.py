@@ -64,6 +64,9 @@ class Settler:
         self.replaced = 0
         self.job: Job | None = None  # a closed fence being highlighted, a paragraph checked
         self.job_steps = 0  # how often a job was worked on
+        # The parse a pass stopped on while its job went on: the job's next pass sees the same
+        # lines, and reuses it rather than block-parse the open end once more (structure.py).
+        self.held: tuple[tuple[str, int, int], Parse] | None = None
         self.tail_cost = 0  # cost units of what the last tails left unsettled (tails.py)
         self._marks: list[tuple[Box, int]] = []
         core: Any = md.core.ruler

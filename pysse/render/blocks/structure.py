@@ -86,7 +86,9 @@ def _pass(s: Settler, end: int, last: str | None, budget: Budget | None) -> bool
             box = s.boxes.pop()
             s.boxes[-1].parts.append(box.before + "".join(box.parts) + box.after)
         return False
-    p = s.parse(src, first, start)
+    key = (src, first, start)
+    held, s.held = s.held, None
+    p = held[1] if held is not None and held[0] == key else s.parse(src, first, start)
     nodes = s.walk(p, fresh)
     if len(nodes) < len(s.boxes):
         para = s.boxes[len(nodes)]
@@ -119,7 +121,10 @@ def _pass(s: Settler, end: int, last: str | None, budget: Budget | None) -> bool
             closed = k
             break
     if highlighting(s, p, nodes, closed, budget) or checking(s, p, nodes, closed, budget):
-        return False  # the fence (paragraph) stays open, in its tail, until it is done
+        # The fence (paragraph) stays open, in its tail, until it is done. Nothing of this
+        # parse was rendered: the job's next pass, over the same lines, may take it as it is.
+        s.held = (key, p)
+        return False
     after: int | None = None
     for k in range(depth, closed - 1, -1):
         _drain(s, p, nodes[k], first, after, True)
@@ -128,6 +133,7 @@ def _pass(s: Settler, end: int, last: str | None, budget: Budget | None) -> bool
     box = s.boxes[-1]
     kids = _kids(p, nodes[len(s.boxes) - 1], first, after)
     if after is None and box.kind == "para":
+        s.held = (key, p)  # nothing of it rendered either (a job's pass without its end)
         return False  # an open paragraph: its tail is cut in tails()
     if after is None and box.kind in ("table", "fence"):  # rows and code lines: final now
         _drain(s, p, nodes[-1], first, None, False)
