@@ -12,7 +12,7 @@ import pytest
 
 from engines.probe import AXE_PATH
 from pysse import ChatStream
-from pysse.server.demo import RICH_ANSWER, XSS_ANSWER
+from pysse.server.demo import RICH_ANSWER, THINK_ANSWER, THINK_REASONING, TOOL_CALLS, XSS_ANSWER
 
 pytestmark = pytest.mark.browser
 
@@ -131,6 +131,52 @@ SAVED_IN_FLIGHT = """async (id) => {
     return bodies.some((b) => JSON.stringify(b).includes(id));
   } finally { db.close(); }
 }"""
+
+
+# The last answer's reasoning disclosure and tool-call blocks, as shown.
+SHOWN_EXTRAS = """() => { const a = [...document.querySelectorAll('[data-role=assistant]')].at(-1);
+  const r = a.querySelector('[data-role=reasoning]');
+  return {reasoning: r.dataset.text, open: r.open, summary: r.querySelector('summary').textContent,
+    tools: [...a.querySelectorAll('[data-role=tool-call]')].map((b) =>
+      [b.dataset.name, b.dataset.arguments, b.dataset.complete])}; }"""
+
+# The message the search opened, and the text the CSS highlight marks in it (every engine
+# here has CSS.highlights: Chromium, Firefox ESR, WebKitGTK).
+SEARCH_HIT = """() => { const el = document.querySelector('[data-search-hit]');
+  const h = CSS.highlights.get('pysse-search');
+  return el && h && {text: el.dataset.text, marked: [...h].map((r) => r.toString())}; }"""
+
+
+def test_reasoning_tool_calls_and_search_across_chats(open_chat: Any) -> None:
+    """Issue #23 in this engine: the reasoning folds into its summary apart from the answer,
+    tool calls show their exact arguments, and a search finds the answer in another chat,
+    opens it and marks the term (reasoning, which holds it too, is not searched)."""
+    chat = open_chat()
+    chat.send("/demo think")
+    msg = chat.wait_done()
+    assert (msg["state"], msg["text"]) == ("completed", THINK_ANSWER)
+    shown = chat.page.evaluate(SHOWN_EXTRAS)
+    assert shown["reasoning"] == THINK_REASONING and shown["open"] is False
+    assert shown["summary"].startswith("Thought for ")
+    chat.send("/demo tools")
+    chat.wait_done()
+    shown = chat.page.evaluate(SHOWN_EXTRAS)
+    assert shown["tools"] == [[t.name, t.arguments, "1"] for t in TOOL_CALLS]
+    chat.page.click("[data-role=new-chat]")
+    chat.send("/demo echo a chat without the word")
+    chat.wait_done()
+    assert "sevens" in THINK_ANSWER and "sevens" in THINK_REASONING
+    chat.page.type("[data-role=search]", "SEVENS")
+    chat.page.wait_for(
+        "() => document.querySelector('[data-role=search-results]').dataset.term === 'SEVENS'"
+    )
+    count = chat.page.evaluate(
+        "() => document.querySelector('[data-role=search-count]').textContent"
+    )
+    assert count == "1 chat"
+    chat.page.click("[data-role=search-result]")
+    hit = chat.page.wait_for(SEARCH_HIT)  # marked once the message is scrolled to and shown
+    assert hit == {"text": THINK_ANSWER, "marked": ["sevens"]}
 
 
 def test_math_renders_as_mathml(open_chat: Any) -> None:
