@@ -194,13 +194,15 @@ def test_a_continued_answer_shows_and_keeps_every_pieces_reasoning_and_tool_call
     make_page: Any, sse_server: Any
 ) -> None:
     """Continue joins the new piece to the cut answer: its reasoning streams on after the
-    earlier piece's (shown folded from the start), the earlier tool call stays, and what is
-    kept (and restored after a reload) is both pieces', in order."""
+    earlier piece's (shown folded from the start), the earlier tool call stays beside the
+    new piece's, and what is kept (and restored after a reload) is both pieces', in order.
+    Each piece's stream numbers its calls from 0: kept so, the chat could not be read back."""
     first_r, second_r = "I weigh the first part. ", "Then I weigh the rest."
     call = ToolUse("get_weather", {"city": "Lisbon"})
+    later = ToolUse("get_time", {"zone": "WET"})
     sse_server.play(
         Script.answer("The quick brown fox", reasoning=first_r, tool_calls=[call], terminal=False),
-        Script.answer(" jumps over the lazy dog.", reasoning=second_r),
+        Script.answer(" jumps over the lazy dog.", reasoning=second_r, tool_calls=[later]),
     )
     p = make_page(settings={"relay": sse_server.url, "format": "openai-chat"})
     page = p.open()
@@ -218,15 +220,16 @@ def test_a_continued_answer_shows_and_keeps_every_pieces_reasoning_and_tool_call
     assert live["text"] == first_r + second_r  # every piece's, in order
     assert live["state"] == "done" and not live["open"]
     assert "first part" in live["html"] and "the rest" in live["html"]
-    assert [c["name"] for c in live["calls"]] == ["get_weather"]  # the earlier piece's
+    assert [c["name"] for c in live["calls"]] == ["get_weather", "get_time"]
     stored = wait_stored(
         page, lambda s: any(m.get("state") == "completed" for m in stored_answers(s))
     )
     kept = stored_answers(stored)[0]
     assert "".join(b["text"] for b in kept["reasoning"]) == first_r + second_r
-    assert [c["name"] for c in kept["tool_calls"]] == ["get_weather"]
+    assert [c["name"] for c in kept["tool_calls"]] == ["get_weather", "get_time"]
+    assert len({c["index"] for c in kept["tool_calls"]}) == 2
     assert first_r not in kept["text"]
     p.reload()
     back = page.evaluate(SHOWN, 0)
     assert back["text"] == first_r + second_r
-    assert [c["name"] for c in back["calls"]] == ["get_weather"]
+    assert [c["name"] for c in back["calls"]] == ["get_weather", "get_time"]

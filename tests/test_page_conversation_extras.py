@@ -17,7 +17,7 @@ from fixtures_util import FIXTURES
 from pysse import ChatStream, ReasoningBlock, ToolCall
 from pysse.page.chats import export_json, parse_import
 from pysse.page.conversation import Conversation, ImportError_
-from pysse.page.message_extras import MAX_BLOCKS
+from pysse.page.message_extras import MAX_BLOCKS, join_tool_calls
 from pysse.page.message_view import kept_thought_label
 from pysse.page.request import build_body, thinking_budget
 from pysse.page.settings import coerce
@@ -126,7 +126,6 @@ def hostile(**fields: Any) -> str:
         ({"tool_calls": {"name": "x"}}, "message 1 'tool_calls' must be a list"),
         ({"tool_calls": [{"arguments": {"a": 1}}]}, "tool call 0 'arguments' must be text"),
         ({"tool_calls": [{"name": 1}]}, "tool call 0 'name' must be text"),
-        ({"tool_calls": [{"index": 1}, {"index": 1}]}, "tool call 1 repeats index 1"),
         ({"tool_calls": [{}] * (MAX_BLOCKS + 1)}, f"a list of at most {MAX_BLOCKS}"),
     ],
 )
@@ -145,6 +144,27 @@ def test_odd_but_harmless_values_are_read_safely() -> None:
     assert got.reasoning == (ReasoningBlock(0, XSS_ANSWER),)  # index 0, not redacted
     assert got.thought_ms is None
     assert got.tool_calls == (ToolCall(0, None, "<img src=x onerror=alert(1)>", XSS_ANSWER),)
+
+
+def test_a_continued_answer_with_calls_in_both_pieces_is_kept_whole() -> None:
+    """Each piece's stream numbers its calls from 0: joined as they were, the saved chat
+    repeated an index, and it could not be read back (the chat opened empty after a
+    reload). The pieces' calls are numbered one after the other."""
+    cs = recorded()  # two calls, indices 3 and 4 (their content blocks)
+    again = recorded()
+    calls = join_tool_calls(cs.tool_calls, again.tool_calls)
+    assert [c.index for c in calls] == [3, 4, 8, 9]
+    assert [c.id for c in calls] == [c.id for c in cs.tool_calls + again.tool_calls]
+    got = round_trip(chat_with(cs.reasoning_blocks, calls, cs.text)).messages["m2"]
+    assert got.tool_calls == calls
+    assert join_tool_calls((), again.tool_calls) == again.tool_calls
+
+
+def test_a_repeated_call_index_is_numbered_after_the_others() -> None:
+    # (a continued answer saved before join_tool_calls): every call is kept, none hidden
+    text = hostile(tool_calls=[{"index": 1, "name": "a"}, {"index": 1, "name": "b"}, {"name": "c"}])
+    got = parse_import(text, set())[0].messages["m2"].tool_calls
+    assert [(c.index, c.name) for c in got] == [(1, "a"), (2, "b"), (3, "c")]
 
 
 def test_a_user_message_never_carries_reasoning() -> None:

@@ -17,7 +17,7 @@ import js
 from ..events import ChatEvent, Finish, ReasoningBlock, ReasoningDelta, TextDelta, ToolCall, Usage
 from ..page.answer import STATE_TEXT, AnswerSession
 from ..page.conversation import Message
-from ..page.message_extras import reasoning_text
+from ..page.message_extras import join_tool_calls, reasoning_text
 from ..page.message_view import thinking_label, thought_label
 from ..page.recording import Recording
 from ..page.settings import image_hosts
@@ -129,8 +129,9 @@ class Turn(CallListener):
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Every piece's tool calls, this piece's numbered after the earlier ones."""
         mine: tuple[ToolCall, ...] = self.cs.tool_calls
-        return self.earlier_tools + mine
+        return join_tool_calls(self.earlier_tools, mine)
 
     @property
     def thought_total_ms(self) -> float | None:

@@ -10,6 +10,7 @@ text (model output), never as HTML. An old file without them reads as an answer 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..events import ReasoningBlock, ToolCall
@@ -17,6 +18,7 @@ from ..events import ReasoningBlock, ToolCall
 __all__ = [
     "MAX_BLOCKS",
     "ExtrasError",
+    "join_tool_calls",
     "reasoning_from_json",
     "reasoning_text",
     "reasoning_to_json",
@@ -36,6 +38,18 @@ def reasoning_text(blocks: tuple[ReasoningBlock, ...]) -> str:
     """The reasoning as shown: every block's text, concatenated exactly (as
     ``ChatStream.reasoning`` is)."""
     return "".join(b.text for b in blocks)
+
+
+def join_tool_calls(
+    earlier: tuple[ToolCall, ...], mine: tuple[ToolCall, ...]
+) -> tuple[ToolCall, ...]:
+    """A continued answer's tool calls: the earlier pieces', then this piece's, numbered
+    after them. Each piece's stream numbers its calls from 0 (OpenAI) or by content block
+    (Anthropic), and an index must be unique in a message (a view keys its blocks by it)."""
+    if not earlier:
+        return mine
+    after = max(c.index for c in earlier) + 1
+    return earlier + tuple(replace(c, index=after + c.index) for c in mine)
 
 
 def reasoning_to_json(blocks: tuple[ReasoningBlock, ...]) -> list[dict[str, Any]]:
@@ -79,8 +93,10 @@ def tool_calls_from_json(value: Any, where: str) -> tuple[ToolCall, ...]:
     for i, item in enumerate(_items(value, f"{where} 'tool_calls'")):
         at = f"{where} tool call {i}"
         index = _index(item.get("index"), i)
-        if index in seen:  # a view keys its blocks by index: a repeat would hide a call
-            raise ExtrasError(f"{at} repeats index {index}")
+        # A view keys its blocks by index: a repeat would hide a call. It is numbered after
+        # the others instead (a continued answer saved before join_tool_calls has them).
+        if index in seen:
+            index = max(seen) + 1
         seen.add(index)
         out.append(
             ToolCall(
