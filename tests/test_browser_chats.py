@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from conftest import log_texts, stored_answers, wait_stored
+from conftest import FRAME, log_texts, stored_answers, wait_stored
 from pysse.server.demo import RICH_ANSWER
 
 pytestmark = pytest.mark.browser
@@ -213,6 +213,95 @@ def test_storage_failure_is_reported_and_the_page_works_in_memory(
     assert p.wait_done().get_attribute("data-text") == "second"
     open_chat(page, "/demo echo kept in memory")
     assert log_texts(page) == ["/demo echo kept in memory", "kept in memory"]
+
+
+FULL = """() => { IDBObjectStore.prototype.put = function () {
+  throw new DOMException('full', 'QuotaExceededError'); }; }"""
+
+
+def titles_stored(stored: dict[str, Any]) -> list[str]:
+    return sorted(str(b["messages"][0]["text"]) for b in stored["bodies"])
+
+
+def test_a_full_store_still_deletes_chats_and_opens_the_stored_ones(make_page: Any) -> None:
+    """A failed write (the store is full) is said, advising to delete old chats: deleting
+    one must reach the store, and a chat only in the store must still open. The first
+    failure turned storage off for every later call, deletes and reads too."""
+    p = make_page()
+    page = p.open()
+    page.on("dialog", lambda d: d.accept())
+    for word in ("one", "two"):
+        page.click("[data-role=new-chat]")
+        p.send(f"/demo echo {word}")
+        p.wait_done()
+    wait_stored(page, lambda s: titles_stored(s) == ["/demo echo one", "/demo echo two"])
+    p.reload()  # "two" is open; "one" is only in the store
+    page.evaluate(FULL)
+    p.send("/demo echo three")  # into "two": its save fails
+    p.wait_done()
+    expect(page.locator("[data-role=notice]")).to_contain_text("storage for this site is full")
+    open_chat(page, "/demo echo one")
+    assert log_texts(page) == ["/demo echo one", "one"]
+    page.click("[data-chat]:has-text('/demo echo two') [data-role=chat-delete]")
+    wait_stored(page, lambda s: titles_stored(s) == ["/demo echo one"])
+
+
+@pytest.mark.parametrize("how", ["one", "all"])
+def test_chats_deleted_while_an_answer_streams_stay_deleted(make_page: Any, how: str) -> None:
+    """The answer is stopped (its model need not go on), and neither a save under way nor
+    the answer's end writes the chat back: after "Delete all", the open chat's answer was
+    saved when it ended, and the chat was back after a reload."""
+    p = make_page(settings={"headers": "X-Demo-Pace: 1"})
+    page = p.open()
+    page.on("dialog", lambda d: d.accept())
+    p.send("/demo slow")
+    wait_stored(page, lambda s: any(m.get("state") == "streaming" for m in stored_answers(s)))
+    if how == "one":
+        page.click("[data-chat]:has-text('/demo slow') [data-role=chat-delete]")
+    else:
+        page.click("[data-role=delete-all]")
+    page.wait_for_selector("[data-role=chat-list] .empty")
+    page.wait_for_function("() => pysseApp.answers.active.length === 0")  # it ended
+    states = "() => { const t = pysseApp.answers.turns; return t.length === 1 && t.get(0).state; }"
+    assert page.evaluate(states) == "aborted"  # stopped, not left to complete
+    page.click("[data-role=new-chat]")  # a later chat's save: the store is written after
+    p.send("/demo echo later")
+    p.wait_done()
+    stored = wait_stored(page, lambda s: "/demo echo later" in titles_stored(s))
+    assert titles_stored(stored) == ["/demo echo later"]
+    p.reload()
+    assert chat_titles(page) == ["/demo echo later"]
+
+
+HOLD_BODIES = """() => { const get = pysseStore.get; window.__held = [];
+  pysseStore.get = (store, key) => store !== 'bodies' ? get(store, key)
+    : new Promise((go) => window.__held.push(() => go(get(store, key)))); }"""
+
+
+def test_the_chat_opened_last_is_the_one_shown(make_page: Any) -> None:
+    """A chat read from the store (slowly: a long body) is not shown over the one opened
+    after it: "New chat" was replaced by the chat clicked before it once its read ended,
+    and the next message went into that chat."""
+    p = make_page()
+    page = p.open()
+    p.send("/demo echo stored one")
+    p.wait_done()
+    page.click("[data-role=new-chat]")
+    p.send("/demo echo open one")
+    p.wait_done()
+    wait_stored(page, lambda s: len(s["bodies"]) == 2)
+    p.reload()  # "open one" is open; "stored one" is only in the store
+    page.evaluate(HOLD_BODIES)
+    page.click("[data-role=chat-open] >> text=/demo echo stored one")
+    page.wait_for_function("() => window.__held.length > 0")
+    page.click("[data-role=new-chat]")
+    page.evaluate("() => { for (const go of window.__held.splice(0)) go(); }")
+    page.evaluate(FRAME)  # the read's continuation has run (a task after the read)
+    page.evaluate(FRAME)
+    assert log_texts(page) == []  # the new chat stays
+    p.send("/demo echo into the new chat")
+    p.wait_done()
+    assert log_texts(page) == ["/demo echo into the new chat", "into the new chat"]
 
 
 def test_keep_no_recordings(make_page: Any) -> None:

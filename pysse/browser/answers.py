@@ -251,6 +251,12 @@ class Answers:
         if self.current is not None:
             self.current.stop()
 
+    def stop_chat(self, chat_id: str) -> None:
+        """Stop the answer streaming into chat ``chat_id`` (deleted: nothing keeps it)."""
+        turn = self.streaming.get(chat_id)
+        if turn is not None:
+            turn.stop()
+
     def can_send(self) -> bool:
         if self.current is not None:
             return False

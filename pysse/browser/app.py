@@ -49,6 +49,7 @@ class App:
     def __init__(self, site: dict[str, Any]) -> None:
         self.site = site
         self.doc = js.document
+        self.switches = 0  # chats asked to open so far: the latest one asked for is shown
         self.log = q("[data-role=log]")
         self.prompt = q("[data-role=prompt]")
         self.send_btn = q("[data-role=send]")
@@ -266,13 +267,18 @@ class App:
         goes on in the background and is saved when it ends."""
         if chat_id is not None and chat_id == self.conv.id:
             return
+        self.switches += 1
+        mine = self.switches
         conv = await self.chats.get(chat_id) if chat_id else None
+        if mine != self.switches:
+            return  # another chat was asked for while this one was read: that one is shown
         self.inspector.close()
         self.show_chat(conv or self.chats.new_conversation())
         self.prompt.focus()
 
     def new_chat(self) -> None:
         """A new, empty chat, at once (the one left keeps any answer streaming in it)."""
+        self.switches += 1  # a chat still being read to open is not shown over it
         self.inspector.close()
         self.show_chat(self.chats.new_conversation())
         self.prompt.focus()

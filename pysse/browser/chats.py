@@ -74,8 +74,9 @@ class ChatList:
         return conv
 
     def save(self, conv: Conversation) -> None:
-        """Write a changed conversation through (an empty one is not listed or stored)."""
-        if not conv.messages:
+        """Write a changed conversation through (an empty one is not listed or stored, and a
+        deleted one never again: an answer streaming into it when it was deleted)."""
+        if not conv.messages or conv.deleted:
             return
         self.rows[conv.id] = ChatSummary.of(conv)
         self.search.forget(conv.id)
@@ -161,7 +162,10 @@ class ChatList:
         if row is None or not js.confirm(f"Delete the chat “{row.label}”? This cannot be undone."):
             return
         self.rows.pop(chat_id, None)
-        self.convs.pop(chat_id, None)
+        conv = self.convs.pop(chat_id, None)
+        if conv is not None:
+            conv.deleted = True
+        self.app.answers.stop_chat(chat_id)  # its answer, if one streams: nothing to keep it for
         self.search.forget(chat_id)
         await self.store.delete_chat(chat_id)
         if self.app.conv.id == chat_id:
@@ -173,6 +177,10 @@ class ChatList:
             f"Delete all {len(self.rows)} chats and their recordings? This cannot be undone."
         ):
             return
+        for chat_id in self.rows:
+            self.app.answers.stop_chat(chat_id)
+        for conv in self.convs.values():
+            conv.deleted = True
         self.rows.clear()
         self.search.forget_all()
         self.convs = {k: v for k, v in self.convs.items() if k == self.app.conv.id}

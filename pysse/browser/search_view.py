@@ -59,6 +59,7 @@ class SearchView:
         self.count_el = q("[data-role=search-count]")
         self.texts: dict[str, ChatText] = {}
         self._gen = 0
+        self._opens = 0  # results opened: only the latest one opened goes on to mark its term
         self._loading: asyncio.Future[None] | None = None
         self.searches = 0  # searches run to the end (for the page's stats and tests)
         self.longest_ms = 0.0  # the longest stretch of search work in one task (the bench)
@@ -289,7 +290,15 @@ class SearchView:
         """Open the chat with the matching message scrolled into view and marked, and the
         term marked inside it (``mark_term``)."""
         term = fold_term(str(self.field.value))
+        self._opens += 1
+        mine = self._opens
         await self.app.switch_to(chat_id)
+
+        def current() -> bool:  # still this open's chat: no later open, no other chat shown
+            return mine == self._opens and self.app.conv.id == chat_id
+
+        if not current():
+            return
         self.chats.close_drawer()
         log = self.app.log
         for old in log.querySelectorAll("[data-search-hit]"):
@@ -299,7 +308,7 @@ class SearchView:
         while not (el := q(sel, log)) and waited < FIND_WAIT_S:  # (JS null is falsy)
             await asyncio.sleep(0.02)  # older messages are put in slices (log_view)
             waited += 0.02
-        if not el or self.app.conv.id != chat_id:
+        if not el or not current():
             return
         el.setAttribute("data-search-hit", "1")
         self.app.scroll.follower.on_user_intent_up()  # stay here, not at the chat's end
@@ -307,7 +316,8 @@ class SearchView:
         while attr(el, "data-pending") and waited < FIND_WAIT_S:  # rendered once in view
             await asyncio.sleep(0.02)
             waited += 0.02
-        mark_term(el, term)
+        if current() and el.isConnected:  # (a stale open would unmark the newer one's term)
+            mark_term(el, term)
 
 
 def mark_term(el: Any, term: str) -> bool:

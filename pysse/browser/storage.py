@@ -44,9 +44,11 @@ class ChatStore:
         self._saves: dict[str, int] = {}  # chat id -> the number of its latest save
 
     def _fail(self, exc: BaseException) -> None:
+        """Say the first failure, once. A failed call does not turn storage off: a full
+        store fails writes, but deleting chats (what the notice advises) must still reach
+        it, and the chats stored before it must still open."""
         name = str(getattr(exc, "name", "") or type(exc).__name__)
         message = str(getattr(exc, "message", "") or exc)
-        self.ok = False
         if not self.problem:
             self.problem = storage_problem(name, message)
             self.on_problem(self.problem)
@@ -125,6 +127,8 @@ class ChatStore:
         }
 
     async def delete_chat(self, chat_id: str) -> None:
+        # A save of it under way (encoded in slices) is outdated now: it writes nothing.
+        self._saves[chat_id] = self._saves.get(chat_id, 0) + 1
         await self._call("del", "chats", chat_id)
         await self._call("del", "bodies", chat_id)
         await self._call("del", "search", chat_id)
@@ -161,6 +165,8 @@ class ChatStore:
         await self._call("put", "html", f"{chat_id}/{message_id}/{key}", html)
 
     async def delete_all(self) -> None:
+        for chat_id in self._saves:  # saves under way are outdated (delete_chat)
+            self._saves[chat_id] += 1
         await self._call("clear")
 
     async def current(self) -> str:

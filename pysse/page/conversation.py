@@ -113,6 +113,7 @@ class Conversation:
         self.id = id
         self.title = title
         self.renamed = False  # a title the user chose (else it follows the first message)
+        self.deleted = False  # deleted by the user: never written again (an answer streaming)
         self.created = self.updated = time.time()
         self.messages: dict[str, Message] = {}
         self.children: dict[str | None, list[str]] = {None: []}
