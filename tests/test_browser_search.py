@@ -192,6 +192,25 @@ def test_a_changed_chat_is_searched_again_and_a_reload_reads_from_storage(
     assert reads(page) == {"memory": 1, "record": 1, "body": 0}
 
 
+def test_a_renamed_chat_is_found_by_its_name(make_page: Any, tmp_path: Path) -> None:
+    p = make_page()
+    page = p.open()
+    import_chats(page, tmp_path, (3, 5))
+    page.click("[data-chat=bench0003] [data-role=chat-rename]")
+    page.fill("[data-role=chat-title]", "Quarterly taxes")
+    page.press("[data-role=chat-title]", "Enter")
+    page.wait_for_selector("[data-chat=bench0003] >> text=Quarterly taxes")
+    type_term(page, "QUARTERLY", "1 chat")
+    (found,) = results(page)
+    assert (found["chat"], found["message"], found["marks"]) == ("bench0003", "", ["Quarterly"])
+    assert found["text"].startswith("Name: ")
+    page.click("[data-role=search-result]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=chat-list] [aria-current]')"
+        "?.dataset.chat === 'bench0003'"
+    )
+
+
 def reads(page: Any) -> dict[str, int]:
     """Where the search view took each chat's text from (``SearchView.reads``)."""
     return dict(json.loads(page.evaluate("pysseApp.stats()"))["search_reads"])

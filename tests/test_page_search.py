@@ -91,6 +91,30 @@ def test_original_span_covers_the_folded_range(text: str, start: int, length: in
     assert folded[start : start + length] in fold(text[lo:hi])
 
 
+def per_character_span(text: str, start: int, length: int) -> tuple[int, int]:
+    """``original_span`` the plain way: one ``fold`` a character (the oracle)."""
+    end, at, first = start + length, 0, -1
+    for i, c in enumerate(text):
+        nxt = at + len(fold(c))
+        if first < 0 and nxt > start:
+            first = i
+        if first >= 0 and nxt >= end:
+            return first, i + 1
+        at = nxt
+    return (first if first >= 0 else len(text)), len(text)
+
+
+WIDE_TEXT = st.text(st.sampled_from("aßİﬁΣσς ŉǰ\u1e9eẞ]^-\\x"), max_size=60)
+
+
+@given(st.one_of(TEXT, WIDE_TEXT), st.integers(0, 120), st.integers(1, 20))
+def test_original_span_is_the_per_character_span(text: str, start: int, length: int) -> None:
+    folded = fold(text)
+    start = start % (len(folded) + 1)
+    length = min(length, len(folded) - start)  # (0 where the text is empty or at its end)
+    assert original_span(text, start, length) == per_character_span(text, start, length)
+
+
 @given(TEXT, TEXT)
 def test_a_match_never_spans_two_messages(a: str, b: str) -> None:
     chats = [chat_of("c1", a + "ab", "cd" + b)]
@@ -149,6 +173,24 @@ def test_which_message_and_ranking() -> None:
         ("m0", "user"),
         ("m1", "assistant"),
     ]
+
+
+def test_a_chat_is_found_by_its_name_alone() -> None:
+    """A renamed chat whose messages lack the term: found, its name the snippet (no
+    message to scroll to); where a message has it too, the message is the hit."""
+    chats = [
+        chat_of("renamed", "how much do I owe?", title="Tax return 2024", updated=1),
+        chat_of("both", "my tax question", title="Tax", updated=2),
+        chat_of("neither", "hello", title="Greetings", updated=3),
+    ]
+    hits = search(chats, "TAX")
+    assert [(h.chat_id, h.message_id, h.role, h.in_title) for h in hits] == [
+        ("both", "m0", "user", True),
+        ("renamed", "", "title", True),
+    ]
+    assert hits[1].snippet.html() == "<mark>Tax</mark> return 2024"
+    assert search(chats, "Straße") == []
+    assert search([chat_of("de", "x", title="Die Straße")], "STRASSE")[0].snippet.match == "Straße"
 
 
 def test_a_conversation_is_searched_on_its_selected_path_only() -> None:

@@ -45,6 +45,7 @@ SLICE_MS = 8.0  # search work between pauses
 READ_MESSAGES = 160
 SHOWN = 50  # results rendered (the count says how many chats matched in all)
 READ_WAIT_S = 0.25  # while chats are read, the chats read so far are searched this often
+WHO = {"user": "You", "assistant": "Answer", "title": "Name"}  # where a result's snippet is from
 HIGHLIGHT = "pysse-search"  # the CSS highlight the term is marked with in an opened chat
 MARK_NODES = 20_000  # text nodes of a message looked through for the term (a long answer)
 FIND_WAIT_S = 5.0  # how long an opened result waits for its message to be put in the log
@@ -213,7 +214,7 @@ class SearchView:
         items = []
         for hit in hits[:SHOWN]:
             mark = ' aria-current="true"' if hit.chat_id == current else ""
-            who = "You" if hit.role == "user" else "Answer"
+            who = WHO.get(hit.role, "Answer")
             items.append(
                 f'<li{mark}><button type="button" class="search-result" '
                 f'data-role="search-result" data-chat="{html.escape(hit.chat_id)}" '
@@ -300,6 +301,8 @@ class SearchView:
         if not current():
             return
         self.chats.close_drawer()
+        if not message_id:  # found by its name: the chat, as it opens
+            return
         log = self.app.log
         for old in log.querySelectorAll("[data-search-hit]"):
             old.removeAttribute("data-search-hit")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import html
 import json
+import re
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 
@@ -217,22 +218,32 @@ class Hit:
 def original_span(text: str, start: int, length: int) -> tuple[int, int]:
     """The characters of ``text`` whose folded form covers ``fold(text)[start:start+length]``
     (a match starting inside one character's folding, the second "s" of "ß", marks all of
-    it)."""
+    it). Only the characters that fold to several (ß, İ, ligatures) shift positions: they
+    are found by a regex over what precedes the match's end, not one ``fold`` a character
+    (a 1 MB message that starts with "Straße" took a second a keystroke)."""
     if len(fold(text)) == len(text):  # every character folds to one: same positions
         return start, start + length
     end = start + length
-    at = 0  # folded length of text[:i]
-    i = 0
+    head = text[:end]  # (a folded position is never before its character's)
+    wide = "".join(sorted(c for c in set(head) if len(fold(c)) > 1))
+    extra = 0  # how much longer fold(text[:i]) is than text[:i], before wide character i
     first = -1
-    while i < len(text):
-        nxt = at + len(fold(text[i]))
-        if first < 0 and nxt > start:
+    for m in re.finditer(f"[{re.escape(wide)}]", head) if wide else ():
+        i = m.start()
+        at = i + extra  # where character i's folding starts; the ones before it fold to one
+        if first < 0 and start < at:
+            first = start - extra
+        if first >= 0 and end <= at:
+            return first, end - extra
+        width = len(fold(text[i]))
+        if first < 0 and start < at + width:
             first = i
-        if nxt >= end and first >= 0:
+        if first >= 0 and end <= at + width:
             return first, i + 1
-        at = nxt
-        i += 1
-    return (first if first >= 0 else len(text)), len(text)
+        extra += width - 1
+    if first < 0:
+        first = min(start - extra, len(text))
+    return first, min(end - extra, len(text))
 
 
 def _utf16(s: str) -> int:
@@ -286,11 +297,25 @@ def snippet(text: str, start: int, end: int) -> Snippet:
 
 
 def find(chat: ChatText, term: str) -> Hit | None:
-    """The chat's first message containing ``term`` (folded), or None."""
-    in_title = term in fold(chat.title)
+    """The chat's first message containing ``term`` (folded); else its title, if that has
+    it (a chat renamed "Tax return" is found by its name: ``role`` "title", no message);
+    else None."""
+    title = fold(chat.title)
+    in_title = term in title
     pos = chat.folded.find(term)
     if pos < 0:
-        return None
+        if not in_title:
+            return None
+        start, end = original_span(chat.title, title.find(term), len(term))
+        return Hit(
+            chat.chat_id,
+            chat.title,
+            chat.updated,
+            "",
+            "title",
+            snippet(chat.title, start, end),
+            True,
+        )
     k = bisect.bisect_right(chat.starts, pos) - 1
     text = chat.texts[k]
     start, end = original_span(text, pos - chat.starts[k], len(term))
