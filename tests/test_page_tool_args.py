@@ -29,7 +29,18 @@ def test_every_prefix_shows_json_and_the_whole_shows_pretty(value: object, compa
     assert pretty_arguments(text) == (json.dumps(value, indent=2, ensure_ascii=False), True)
 
 
+@given(st.lists(st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none(), max_size=6))
+def test_a_partial_view_never_shows_a_number_that_may_still_grow(items: list[object]) -> None:
+    text = json.dumps(items)
+    for n in range(1, len(text)):
+        shown, _ = pretty_arguments(text[:n])
+        got = json.loads(shown) if shown else []
+        assert got == items[: len(got)], (text[:n], shown)  # each shown item is final
+
+
 def test_a_streaming_object_shows_its_settled_members() -> None:
+    assert pretty_arguments('{"days": 1') == ("{}", False)  # it may be 14
+    assert pretty_arguments('{"days": 14,') == ('{\n  "days": 14\n}', False)
     assert pretty_arguments('{"city": "Lis') == ('{\n  "city": "Lis"\n}', False)
     assert pretty_arguments('{"city": "Lisbon", "da') == ('{\n  "city": "Lisbon"\n}', False)
     assert pretty_arguments('{"ok": tru') == ("{}", False)

@@ -82,6 +82,9 @@ class _Strings:
         return True
 
 
+_LITERAL = frozenset("0123456789.+-eEtrufalsn")  # what a bare JSON value's last character is
+
+
 def _close(prefix: str) -> str | None:
     """``prefix`` with its open string and brackets closed (a dangling ``,`` or ``:`` is
     dropped first), or None if it cannot be closed."""
@@ -96,6 +99,8 @@ def _close(prefix: str) -> str | None:
             if not stack:
                 return None
             stack.pop()
+    if not strings.inside and prefix[-1:] in _LITERAL:
+        return None  # a number (or true, false, null) that may still be arriving: 12 -> 14
     body = prefix
     if strings.inside:
         body = body[:-1] if strings.escaped else body  # a lone backslash cannot end a string
