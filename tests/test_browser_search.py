@@ -262,12 +262,15 @@ def test_results_grow_while_the_chats_are_read(make_page: Any, tmp_path: Path) -
     page.wait_for_selector("[data-role=search-result][data-chat=bench0017]")
     assert page.get_attribute("[data-role=search-results]", "data-term") == ""  # searching
     assert page.inner_text("[data-role=search-count]") == "1 chat so far, searching…"
+    page.press("[data-role=search]", "ArrowDown")  # a reader on the first result meanwhile
     page.evaluate("() => { for (const go of window.__held.splice(0)) go(); }")
     page.wait_for_function(
         "() => document.querySelector('[data-role=search-results]').dataset.term === 'kaleidoscope'"
     )
     assert page.inner_text("[data-role=search-count]") == "2 chats"
     assert [r["chat"] for r in results(page)] == ["bench0005", "bench0017"]
+    # the results were rendered again as they grew: the reader is still on that result
+    assert page.evaluate("() => document.activeElement.dataset.chat") == "bench0017"
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

@@ -225,7 +225,16 @@ class SearchView:
             )
         if not items and not searching:
             items.append('<li class="empty">No chat has this text.</li>')
+        # The results grow while stored chats are read: a reader on a result (arrow keys)
+        # keeps it, or focus would fall to the page with each growth.
+        active = js.document.activeElement
+        focused = attr(active, "data-chat") if self.results_el.contains(active) else ""
         self.results_el.innerHTML = "".join(items)
+        if focused:
+            again = q(
+                f'[data-role=search-result][data-chat="{js.CSS.escape(focused)}"]', self.results_el
+            )
+            (again or self.field).focus()
         self.results_el.setAttribute("data-term", term)
         label = count_label(len(hits), searching)
         if attr(self.count_el, "data-count") != label:  # said again only when it changes
