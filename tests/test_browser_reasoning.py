@@ -91,6 +91,36 @@ def test_tool_calls_show_name_and_arguments_then_fold(make_page: Any) -> None:
     assert msg.get_attribute("data-text") == TOOLS_ANSWER
 
 
+# Records each StreamingMarkdown.finish() (everything in one call, no frame budget) and
+# the length of the text it finished, from Python inside the page.
+COUNT_FINISH = """() => pysseRuntime.runPython(`
+import pysse.render.streaming as s
+FINISHED = []
+_finish = s.StreamingMarkdown.finish
+def _counted(self):
+    FINISHED.append(len(self.text))
+    return _finish(self)
+s.StreamingMarkdown.finish = _counted
+`)"""
+
+
+def test_a_long_reasoning_is_finished_in_frames_like_the_answer(
+    make_page: Any, sse_server: Any
+) -> None:
+    """The last of a long reasoning, arriving at once at the end, is rendered a frame's
+    budget at a time after the stream ends, as the answer is: finished in one call, 60 KB
+    of reasoning markdown took one long task when the answer ended."""
+    long = ("**Step.** Weigh *this* against `that`, then [see](https://e.example). " * 900)[:60_000]
+    sse_server.play(Script.answer("Fine.", "anthropic", reasoning=[long]))
+    p = make_page(settings={"relay": sse_server.url, "format": "anthropic"})
+    page = p.open()
+    page.evaluate(COUNT_FINISH)
+    p.send("hello")
+    p.wait_done()
+    assert page.evaluate(REASONING)["text"] == long
+    assert page.evaluate("() => pysseRuntime.runPython('FINISHED').toJs()") == []
+
+
 def test_hostile_reasoning_stays_inert(make_page: Any, sse_server: Any) -> None:
     """The demo's XSS corpus as the model's reasoning: rendered like an answer, nothing active,
     no request to a host the user did not choose."""

@@ -43,9 +43,9 @@ def open_reasoning(page: Any, index: int) -> None:
     page.locator("[data-role=assistant]").nth(index).locator(
         "[data-role=reasoning-summary]"
     ).click()
-    page.wait_for_function(
+    page.wait_for_function(  # rendered in slices: all of it
         "(i) => [...document.querySelectorAll('[data-role=assistant]')].at(i)"
-        ".querySelector('.reasoning-text').childElementCount > 0",
+        ".querySelector('[data-role=reasoning]').dataset.rendered === '1'",
         arg=index,
     )
 

@@ -317,17 +317,17 @@ class ChatCall(AnswerListener):
         ending = self._ending is not None  # sliced: ``update()`` until the final one
         at_once = not streaming and not ending  # ``finish()``: a hidden tab, or a flush
         busy = False
+        now = at_once or (ending and LOOP.is_hidden())
+        final = True
         if self.reasoning is not None:
-            self.reasoning.render(final=not streaming)
+            final = self.reasoning.render(streaming, at_once=now or self.md is None)
             busy = self.reasoning.md.busy
         if self.tools is not None:
             self.tools.render(self.session.cs.tool_calls, final=not streaming)
         md = self.md
-        final = True
         if md is not None:
-            now = at_once or (ending and LOOP.is_hidden())
             update = md.finish() if now else md.update()
-            final = update.final
+            final = final and update.final
             if self.writer is not None:
                 self.writer.apply(update)
             if self.on_update is not None:

@@ -10,7 +10,7 @@ page's disclosure ("Thinking…", "Thought for 12 s") is the page's ``Turn``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 import js
@@ -54,14 +54,26 @@ class ReasoningView:
     def busy(self) -> bool:
         return self.dirty or self.md.busy
 
-    def render(self, final: bool) -> None:
-        if final:
-            if self.chars:
-                self.writer.apply(self.md.finish())
-            self.dirty = False
-        elif self.busy:
-            self.writer.apply(self.md.update())
-            self.dirty = False
+    def render(self, streaming: bool, at_once: bool = False) -> bool:
+        """Show what changed. While the answer streams: an update when something is new.
+        After it: the last slices, an update a frame as the answer's (a long reasoning
+        finished in one call took one long task); ``at_once``: all of it now (a hidden tab,
+        a flush). True once the final state is shown."""
+        if streaming:
+            if self.busy:
+                self.writer.apply(self.md.update())
+                self.dirty = False
+            return False
+        self.dirty = False
+        if not self.chars or self.md.finished:
+            return True
+        if at_once:
+            self.writer.apply(self.md.finish())
+            return True
+        self.md.end()
+        update = self.md.update()
+        self.writer.apply(update)
+        return bool(update.final)
 
 
 class ToolCallsView:
@@ -151,12 +163,14 @@ def show_kept(art: Any, msg: Message) -> None:
         ToolCallsView(q("[data-role=tool-calls]", art)).render(msg.tool_calls, final=True)
 
 
-def render_kept(el: Any, markdown: Callable[[], Any]) -> None:
+def render_kept(el: Any, markdown: Callable[[], Any]) -> Generator[None, None, None]:
     """A restored reasoning disclosure ``el``, opened: its text (``data-text``) rendered once
-    as safe markdown, like an answer."""
+    as safe markdown, like an answer, in steps of a frame's budget (``dom.run_sliced``)."""
     if not attr(el, "data-unrendered"):
         return
     el.removeAttribute("data-unrendered")
     view = ReasoningView(q(".reasoning-text", el), markdown())
     view.add(ReasoningDelta(attr(el, "data-text")))
-    view.render(final=True)
+    while not view.render(streaming=False):
+        yield
+    el.dataset.rendered = "1"  # (a hook for tests: the whole text is on screen)

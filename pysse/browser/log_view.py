@@ -16,7 +16,7 @@ from ..page.conversation import Conversation, Message
 from ..page.message_view import actions, state_label, versions_label
 from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter, SpeedView
-from .dom import attr, q
+from .dom import attr, q, run_sliced, spawn
 from .extras_view import render_kept, show_kept
 
 if TYPE_CHECKING:
@@ -198,7 +198,10 @@ class LogView:
         the log listens in the capture phase)."""
         el = e.target
         if el.open and attr(el, "data-role") == "reasoning":
-            render_kept(el, lambda: self.app.md_for(image_hosts(self.app.settings)))
+            spawn(run_sliced(render_kept(el, self._markdown)))
+
+    def _markdown(self) -> Any:
+        return self.app.md_for(image_hosts(self.app.settings))
 
     # -- footers -------------------------------------------------------------------------------
 
