@@ -211,6 +211,28 @@ def test_a_renamed_chat_is_found_by_its_name(make_page: Any, tmp_path: Path) -> 
     )
 
 
+def test_results_on_screen_follow_the_chats(make_page: Any, tmp_path: Path) -> None:
+    """Results stay true to the chats without a keystroke: a chat imported (or changed)
+    meanwhile that holds the term joins them, and a deleted one leaves them."""
+    p = make_page()
+    page = p.open()
+    page.on("dialog", lambda d: d.accept())
+    import_chats(page, tmp_path, (3, 5))
+    type_term(page, "kaleidoscope", "1 chat")
+    path = tmp_path / "chat17.json"
+    path.write_text(json.dumps(chat_doc(17)))
+    page.set_input_files("[data-role=import]", str(path))  # (the list is hidden meanwhile)
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=search-count]').textContent === '2 chats'"
+    )
+    assert [r["chat"] for r in results(page)] == ["bench0005", "bench0017"]  # (by updated)
+    page.click("[data-role=delete-all]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-role=search-count]').textContent === '0 chats'"
+    )
+    assert results(page) == []
+
+
 def reads(page: Any) -> dict[str, int]:
     """Where the search view took each chat's text from (``SearchView.reads``)."""
     return dict(json.loads(page.evaluate("pysseApp.stats()"))["search_reads"])

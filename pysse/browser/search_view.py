@@ -45,6 +45,8 @@ SLICE_MS = 8.0  # search work between pauses
 READ_MESSAGES = 160
 SHOWN = 50  # results rendered (the count says how many chats matched in all)
 READ_WAIT_S = 0.25  # while chats are read, the chats read so far are searched this often
+REFRESH_S = 0.5  # shown results are searched again this long after a chat changed or went
+REREADS = 3  # chats changed while a search read them: read again, at most this many times
 WHO = {"user": "You", "assistant": "Answer", "title": "Name"}  # where a result's snippet is from
 HIGHLIGHT = "pysse-search"  # the CSS highlight the term is marked with in an opened chat
 MARK_NODES = 20_000  # text nodes of a message looked through for the term (a long answer)
@@ -61,6 +63,7 @@ class SearchView:
         self.texts: dict[str, ChatText] = {}
         self._gen = 0
         self._opens = 0  # results opened: only the latest one opened goes on to mark its term
+        self._refreshing = False
         self._loading: asyncio.Future[None] | None = None
         self.searches = 0  # searches run to the end (for the page's stats and tests)
         self.longest_ms = 0.0  # the longest stretch of search work in one task (the bench)
@@ -80,11 +83,25 @@ class SearchView:
         return bool(fold_term(str(self.field.value)))
 
     def forget(self, chat_id: str) -> None:
-        """A chat changed or went: its text is folded again when next searched."""
+        """A chat changed or went: its text is folded again when next searched, and results
+        on screen are searched again (an import, a delete, an answer that ended)."""
         self.texts.pop(chat_id, None)
+        self._changed()
 
     def forget_all(self) -> None:
         self.texts.clear()
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.active and not self._refreshing:
+            self._refreshing = True
+            spawn(self._refresh())
+
+    async def _refresh(self) -> None:
+        await asyncio.sleep(REFRESH_S)  # (a streaming answer's chat is saved every 2 s)
+        self._refreshing = False
+        if self.active:
+            await self.run(str(self.field.value))
 
     # -- the chats' texts ----------------------------------------------------------------------
 
@@ -159,6 +176,7 @@ class SearchView:
         reading = self.prepare() if any(r not in self.texts for r in self.chats.rows) else None
         hits: list[Hit] = []
         searched: set[str] = set()
+        rereads = 0
         while True:
             texts = [
                 self.texts[r.id]
@@ -172,6 +190,10 @@ class SearchView:
                 hits = found
                 searched.update(t.chat_id for t in texts)
             if reading is None or reading.done():
+                if any(r not in self.texts for r in self.chats.rows) and rereads < REREADS:
+                    rereads += 1  # one changed while it was read (saved: its text dropped)
+                    reading = self.prepare()
+                    continue
                 if all(r not in self.texts or r in searched for r in self.chats.rows):
                     break  # (what was read while the last ones were searched: once more)
                 continue
