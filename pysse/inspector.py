@@ -12,12 +12,13 @@ from __future__ import annotations
 import codecs
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from .chat import ChatStream
 from .events import ChatEvent, TextDelta, event_to_dict
 from .providers import Format
 from .sse import SSEEvent
+from .steps import run_steps  # (public here too: the inspector's *_steps are run by it)
 
 __all__ = [
     "ChunkRow",
@@ -35,8 +36,6 @@ __all__ = [
     "show_text",
     "timing_summary",
 ]
-
-T = TypeVar("T")
 
 _VISIBLE = {"\r": "␍", "\n": "␊\n", "\t": "␉", "\x00": "␀"}
 
@@ -171,15 +170,6 @@ def replay_refusal(size: int, chunk: int) -> str | None:
 def check_sizes(size: int) -> tuple[int, ...]:
     """The chunk sizes the replay check compares for a recording of ``size`` bytes."""
     return (0, 1000, 60, 20, 1) if size <= FULL_CHECK_BYTES else (0, 1000, 60)
-
-
-def run_steps(steps: Generator[None, None, T]) -> T:
-    """Drive a stepwise computation to its end at once (CPython, the CLI, tests)."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            return cast(T, stop.value)
 
 
 def replay_steps(

@@ -20,6 +20,8 @@ import re
 from collections.abc import Generator
 from typing import Any
 
+from .steps import run_steps
+
 __all__ = [
     "MAX_DEPTH",
     "JSONTooDeepError",
@@ -54,12 +56,7 @@ def _text(data: str | bytes | bytearray) -> str:
 def nesting_depth(text: str | bytes | bytearray, stop_above: int | None = None) -> int:
     """The deepest array/object nesting in a JSON text (brackets inside strings ignored).
     Counting stops early once it is above ``stop_above``."""
-    scan = _depth_steps(_text(text), stop_above, len(text) + 1)
-    while True:
-        try:
-            next(scan)
-        except StopIteration as done:
-            return int(done.value)
+    return run_steps(_depth_steps(_text(text), stop_above, len(text) + 1))
 
 
 def _depth_steps(text: str, stop_above: int | None, chunk: int) -> Generator[None, None, int]:
@@ -87,12 +84,7 @@ def loads_bounded(
 ) -> Any:
     """``json.loads(data, **json_options)``, but a ``JSONTooDeepError`` (a ``ValueError``) when
     the text nests deeper than ``max_depth``, decided before any parsing."""
-    steps = loads_bounded_steps(data, max_depth, **json_options)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
+    return run_steps(loads_bounded_steps(data, max_depth, **json_options))
 
 
 def loads_bounded_steps(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..jsonsafe import loads_bounded_steps
+from ..steps import run_steps
 from .conversation import Conversation, ImportError_
 from .recording import Recording, RecordingError, recordings_from_json, recordings_to_json
 
@@ -113,12 +114,7 @@ def parse_import(text: str, taken: set[str]) -> tuple[Conversation, dict[str, Re
     """A chat from an exported file, checked; ``ImportError_`` says what is wrong with it.
     It gets a new id when ``taken`` (the ids in the list) already has its id, so an import
     never replaces a chat."""
-    steps = parse_import_steps(text, taken)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+    return run_steps(parse_import_steps(text, taken))
 
 
 def parse_import_steps(

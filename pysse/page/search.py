@@ -28,6 +28,7 @@ import re
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 
+from ..steps import run_steps
 from .chats import ChatSummary
 from .conversation import Conversation
 
@@ -156,12 +157,7 @@ def read_batches(rows: list[ChatSummary], messages: int) -> list[list[ChatSummar
 def search_record(conv: Conversation) -> str:
     """What is stored beside a chat for search: its searched messages as written (folding
     is redone on reading: it is C speed, and the stored text stays what the user wrote)."""
-    steps = search_record_steps(conv)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+    return run_steps(search_record_steps(conv))
 
 
 def search_record_steps(conv: Conversation, every: int = 16) -> Generator[None, None, str]:
@@ -360,12 +356,7 @@ def search_steps(
 def search(chats: Iterable[ChatText], term: str) -> list[Hit]:
     """The chats whose messages contain ``term`` (case-insensitive), best first; none for a
     term shorter than ``MIN_TERM``."""
-    steps = search_steps(chats, term)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+    return run_steps(search_steps(chats, term))
 
 
 def count_label(n: int, searching: bool = False) -> str:
