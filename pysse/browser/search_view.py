@@ -162,6 +162,10 @@ class SearchView:
 
     # -- searching -----------------------------------------------------------------------------
 
+    def _all_read(self) -> bool:
+        """Every listed chat's text is here (one saved since it was read is not)."""
+        return all(r in self.texts for r in self.chats.rows)
+
     async def run(self, term: str) -> None:
         """One keystroke's search. Chats not read yet are read meanwhile (``prepare``), and
         the chats read so far are searched as they come, newest first: the results grow
@@ -173,7 +177,7 @@ class SearchView:
             return
         self.chats.list_el.hidden = True
         self.results_el.hidden = False
-        reading = self.prepare() if any(r not in self.texts for r in self.chats.rows) else None
+        reading = None if self._all_read() else self.prepare()
         hits: list[Hit] = []
         searched: set[str] = set()
         rereads = 0
@@ -190,7 +194,7 @@ class SearchView:
                 hits = found
                 searched.update(t.chat_id for t in texts)
             if reading is None or reading.done():
-                if any(r not in self.texts for r in self.chats.rows) and rereads < REREADS:
+                if not self._all_read() and rereads < REREADS:
                     rereads += 1  # one changed while it was read (saved: its text dropped)
                     reading = self.prepare()
                     continue

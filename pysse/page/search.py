@@ -299,28 +299,20 @@ def find(chat: ChatText, term: str) -> Hit | None:
     title = fold(chat.title)
     in_title = term in title
     pos = chat.folded.find(term)
-    if pos < 0:
-        if not in_title:
-            return None
-        start, end = original_span(chat.title, title.find(term), len(term))
-        return Hit(
-            chat.chat_id,
-            chat.title,
-            chat.updated,
-            "",
-            "title",
-            snippet(chat.title, start, end),
-            True,
-        )
-    k = bisect.bisect_right(chat.starts, pos) - 1
-    text = chat.texts[k]
-    start, end = original_span(text, pos - chat.starts[k], len(term))
+    if pos >= 0:
+        k = bisect.bisect_right(chat.starts, pos) - 1
+        text, at, message_id, role = chat.texts[k], pos - chat.starts[k], chat.ids[k], chat.roles[k]
+    elif in_title:
+        text, at, message_id, role = chat.title, title.find(term), "", "title"
+    else:
+        return None
+    start, end = original_span(text, at, len(term))
     return Hit(
         chat.chat_id,
         chat.title,
         chat.updated,
-        chat.ids[k],
-        chat.roles[k],
+        message_id,
+        role,
         snippet(text, start, end),
         in_title,
     )
