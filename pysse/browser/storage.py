@@ -102,15 +102,21 @@ class ChatStore:
     async def save_chat(self, conv: Conversation) -> None:
         """Write a conversation through, encoded in slices (``conversation_json_steps``).
         Saves of one chat may overlap: only the latest one asked for is written."""
-        self._saves[conv.id] = seq = self._saves.get(conv.id, 0) + 1
+        seq = self._outdate(conv.id)
         row = json.dumps(ChatSummary.of(conv).to_json())
         record_steps = search_record_steps(conv)  # taken now, with the body (its first step)
         body = await run_sliced(conversation_json_steps(conv))
         record = await run_sliced(record_steps)
         if self._saves.get(conv.id) != seq:
-            return  # a newer save of this chat is under way: it writes
+            return  # a newer save of this chat is under way (it writes), or it was deleted
         entries = [["bodies", conv.id, body], ["search", conv.id, record], ["chats", conv.id, row]]
         await self._call("putAll", to_js(entries))  # one transaction: they never disagree
+
+    def _outdate(self, chat_id: str) -> int:
+        """Number a new save of ``chat_id`` (or a delete): any save under way is outdated,
+        and writes nothing when its encoding ends. Returns the new number."""
+        self._saves[chat_id] = seq = self._saves.get(chat_id, 0) + 1
+        return seq
 
     async def save_search_record(self, conv: Conversation) -> None:
         """A search record for a chat stored without one (by a page before records)."""
@@ -127,8 +133,7 @@ class ChatStore:
         }
 
     async def delete_chat(self, chat_id: str) -> None:
-        # A save of it under way (encoded in slices) is outdated now: it writes nothing.
-        self._saves[chat_id] = self._saves.get(chat_id, 0) + 1
+        self._outdate(chat_id)  # a save of it under way (encoded in slices) writes nothing
         await self._call("del", "chats", chat_id)
         await self._call("del", "bodies", chat_id)
         await self._call("del", "search", chat_id)
@@ -165,8 +170,8 @@ class ChatStore:
         await self._call("put", "html", f"{chat_id}/{message_id}/{key}", html)
 
     async def delete_all(self) -> None:
-        for chat_id in self._saves:  # saves under way are outdated (delete_chat)
-            self._saves[chat_id] += 1
+        for chat_id in self._saves:  # saves under way write nothing (delete_chat)
+            self._outdate(chat_id)
         await self._call("clear")
 
     async def current(self) -> str:
