@@ -539,13 +539,14 @@ def boot_manifest(site: Path, pyodide: Path, boot: BootAssets) -> dict[str, obje
 
 def head_links(manifest: dict[str, object]) -> list[str]:
     """Start every download while the HTML is parsed, not one after another as boot needs
-    them: the boot modules, the runtime's modules, its wasm, and what the boot path reads."""
+    them: the main thread's modules, and the runtime's wasm and what the boot path reads (the
+    worker that boots Python reads them from the HTTP cache: immutable, same origin)."""
     base = str(manifest["pyodide"])
     run: Any = manifest["snapshot"] or manifest["plain"]
     fetches = [f"{base}pyodide.asm.wasm", run["stdlib"]["url"], *(z["url"] for z in run["zips"])]
     if manifest["snapshot"]:
         fetches.append(run["url"])
-    modules = ["boot.js", "bridge.js", f"{base}pyodide.mjs", f"{base}pyodide.asm.mjs"]
+    modules = ["view.js", "dom_writer.js"]
     data = json.dumps(manifest, separators=(",", ":")).replace("</", "<\\/")
     return [
         *(f'<link rel="modulepreload" href="{m}">' for m in modules),

@@ -259,7 +259,7 @@ def main(runs: int = 5) -> list[str]:
                 )
                 frames = page.evaluate("window.__frames") - f0
                 long_tasks = page.evaluate("window.__long") or []
-                stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][-1]
+                stats = json.loads(page.evaluate("pysse.stats()"))["turns"][-1]
                 longest = (
                     f"{max(long_tasks):.0f} ms ({len(long_tasks)} tasks >= 50 ms)"
                     if long_tasks

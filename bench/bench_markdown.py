@@ -242,7 +242,7 @@ def throttled(rate: float = 4.0) -> list[str]:
             page.press("[data-role=prompt]", "Enter")
             page.wait_for_function(THROTTLED_JS, timeout=300_000)
             long_tasks = page.evaluate("window.__long") or []
-            stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][-1]
+            stats = json.loads(page.evaluate("pysse.stats()"))["turns"][-1]
             longest = f"{max(long_tasks):.0f} ms" if long_tasks else "-"
             rows.append(
                 f"| {command} | {len(long_tasks)} | {longest} | "

@@ -47,7 +47,7 @@ def _seed(page: Any, bodies: list[str]) -> None:
 
 def _type(page: Any, term: str) -> dict[str, float]:
     page.fill("[data-role=search]", "")
-    page.evaluate("pysseApp.chats.search.longest_ms = 0")
+    page.evaluate("() => pysse.py('app.chats.search.longest_ms = 0')")
     page.focus("[data-role=search]")
     t0 = float(page.evaluate("performance.now()"))
     last = t0
@@ -63,7 +63,7 @@ def _type(page: Any, term: str) -> dict[str, float]:
     )
     done = float(page.evaluate("performance.now()"))
     found = page.locator("[data-role=search-result]").count()
-    own = float(page.evaluate("pysseApp.chats.search.longest_ms"))
+    own = float(page.evaluate("() => pysse.py('app.chats.search.longest_ms')"))
     tasks = long_tasks(page, t0, done)
     keys = key_latencies(page, t0, done)
     return {

@@ -121,6 +121,85 @@ def wait_stored(page: Any, ready: Callable[[dict[str, Any]], bool], timeout: flo
         time.sleep(0.1)
 
 
+def py(page: Any, code: str) -> Any:
+    """Python code run in the page's namespace (``app``: the page's ``App``; in its worker or
+    on its main thread), awaited: its last expression's value, as JSON."""
+    return page.evaluate("(code) => pysse.py(code)", code)
+
+
+def beside_python(page: Any, code: str) -> Any:
+    """JavaScript ``code`` (an expression) run in the realm the page's Python runs in (its
+    worker, or the main thread): where IndexedDB is used, for instance. Its value, as JSON."""
+    return py(page, f"from pyodide.code import run_js\nrun_js({json.dumps(code)})")
+
+
+def settled(page: Any) -> None:
+    """Wait until the page's Python has handled every event so far (its reply applied): what
+    a click or a key does at once is then on screen. Before Python is up, nothing to wait for;
+    a click that navigated away has nothing to wait for either."""
+    page = getattr(page, "raw", page)
+    try:
+        page.evaluate("() => window.pysse && window.pysse.settled()")
+    except Exception as exc:  # the page navigated (a reload, a link) under the wait
+        if "context was destroyed" not in str(exc) and "navigat" not in str(exc).lower():
+            raise
+
+
+class _SettledKeyboard:
+    def __init__(self, page: Any) -> None:
+        self._page = page
+        self.raw = page.keyboard
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+    def press(self, *args: Any, **kw: Any) -> None:
+        self.raw.press(*args, **kw)
+        settled(self._page)
+
+    def type(self, *args: Any, **kw: Any) -> None:
+        self.raw.type(*args, **kw)
+        settled(self._page)
+
+
+class SettledPage:
+    """A Playwright page whose actions (click, press, fill, select_option, check, the
+    keyboard's) return once the page's Python has handled what they did: the page answers
+    by message, a frame later, where it used to answer within the event. Everything else is
+    the page's own."""
+
+    ACTIONS = frozenset(["click", "dblclick", "press", "fill", "select_option", "check", "tap"])
+
+    def __init__(self, page: Any) -> None:
+        self.raw = page
+        self.keyboard = _SettledKeyboard(page)
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.raw, name)
+        if name not in self.ACTIONS:
+            return attr
+
+        def act(*args: Any, **kw: Any) -> Any:
+            result = attr(*args, **kw)
+            settled(self.raw)
+            return result
+
+        return act
+
+
+def wait_until(page: Any, fn: str, arg: Any = None, timeout: float = 60) -> Any:
+    """Poll the async JavaScript function ``fn(arg)`` until it returns a truthy value (Playwright's
+    ``wait_for_function`` takes a promise itself for true: the page's Python answers by
+    promise)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = page.evaluate(fn, arg)
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"never true: {fn} ({arg!r})"
+        time.sleep(0.05)
+
+
 # One rendering update of the page: a frame's callbacks, then a task after them (the frame's
 # style and layout have run by then).
 FRAME = "() => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)))"
@@ -141,8 +220,15 @@ def stored_answers(stored: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for b in stored["bodies"] for m in b["messages"] if m["role"] == "assistant"]
 
 
+# Where the page's Python runs: "worker" (the default) or "main" (its fallback, also chosen by
+# ?thread=main). PYSSE_PAGE_THREAD=main runs the tests that do not choose in the main-thread
+# mode (the smaller matrix: .ci/run).
+PAGE_THREAD = os.environ.get("PYSSE_PAGE_THREAD", "worker")
+
+
 class Page:
-    """A page with the chat booted, errors and requests recorded."""
+    """A page with the chat booted, errors and requests recorded. ``thread``: where the page's
+    Python runs ("worker" or "main"; by default ``PAGE_THREAD``)."""
 
     def __init__(
         self,
@@ -150,8 +236,10 @@ class Page:
         base: str,
         settings: dict[str, Any] | None = None,
         viewport: dict[str, int] | None = None,
+        thread: str | None = None,
         **context: Any,
     ) -> None:
+        self.thread = thread or PAGE_THREAD
         self.ctx = browser.new_context(
             viewport=viewport or {"width": 1000, "height": 700}, **context
         )
@@ -169,15 +257,25 @@ class Page:
             "requestAnimationFrame(tick); })();"
         )
 
+    @property
+    def url(self) -> str:
+        return self.base + ("/?thread=main" if self.thread == "main" else "/")
+
     def open(self, wait_ready: bool = True) -> Any:
-        self.page.goto(self.base + "/")
+        self.page.goto(self.url)
         if wait_ready:
             self.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
-        return self.page
+        return SettledPage(self.page)
 
     def send(self, text: str) -> None:
         self.page.fill("[data-role=prompt]", text)
         self.page.press("[data-role=prompt]", "Enter")
+        settled(self.page)
+
+    def click(self, selector: str) -> None:
+        """Click, and wait until the page's Python has handled it (it answers by message)."""
+        self.page.click(selector)
+        settled(self.page)
 
     def wait_done(self, index: int = -1, timeout: float = DONE_MS) -> Any:
         sel = "[data-role=assistant]"
@@ -191,7 +289,7 @@ class Page:
     def reload(self) -> Any:
         self.page.reload()
         self.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
-        return self.page
+        return SettledPage(self.page)
 
     def answers(self) -> list[Any]:
         return list(self.page.query_selector_all("[data-role=assistant]"))
@@ -300,5 +398,10 @@ def make_page(browser: Any, server: LiveServer) -> Iterator[Any]:
     yield make
     for p in pages:
         errors = list(p.errors)
+        try:  # the view's own check: every op applied, every handle where Python put it
+            view_error = p.page.evaluate("() => document.body && document.body.dataset.viewError")
+        except Exception:  # (a page closed by its test)
+            view_error = None
         p.close()
         assert errors == [], errors
+        assert not view_error, view_error

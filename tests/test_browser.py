@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.responses import StreamingResponse
 from starlette.routing import Mount, Route
 
-from conftest import LiveServer, Page
+from conftest import LiveServer, Page, settled, wait_until
 from pysse import ChatStream
 from pysse.render import render
 from pysse.server.app import create_app
@@ -64,7 +64,7 @@ def test_streams_each_format_to_done(make_page: Any, fmt: str) -> None:
         "gemini": ":streamGenerateContent",
     }[fmt]
     assert expected in url
-    stats = json.loads(page.evaluate("pysseApp.stats()"))
+    stats = json.loads(page.evaluate("pysse.stats()"))
     assert stats["turns"][0]["format"] == (fmt if fmt != "auto" else "openai-chat")
 
 
@@ -94,7 +94,7 @@ def test_demo_failures_show_state_and_keep_text(
     assert needle in msg.query_selector(".status").inner_text()
     text = msg.get_attribute("data-text")
     # The text kept is exactly the deltas in the bytes that arrived, parsed again here.
-    raw = bytes.fromhex(page.evaluate("pysseApp.raw_hex(0)"))
+    raw = bytes.fromhex(page.evaluate("pysse.rawHex(0)"))
     cs = ChatStream()
     cs.feed(raw)
     cs.close()
@@ -219,7 +219,7 @@ def test_renders_at_most_one_per_frame(make_page: Any) -> None:
     msg = p.wait_done(timeout=180_000)  # ~28,000 writes: over 60 s on a busy machine
     frames = page.evaluate("window.__frames") - f0
     renders = int(msg.get_attribute("data-renders") or 0)
-    stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][0]
+    stats = json.loads(page.evaluate("pysse.stats()"))["turns"][0]
     # Fed more often than it rendered (1-byte writes: reads outnumber renders on any
     # machine; "over 1000 reads" was a count of what a busy page gets done in a time).
     assert stats["chunks"] > renders, (stats["chunks"], renders)
@@ -301,7 +301,7 @@ def test_hidden_then_visible_renders_once_on_return(make_page: Any) -> None:
     p.send("/demo slow")
     # Bytes arrived while hidden (was: 1.5 s, after which a slow page might have none yet),
     # and nothing was rendered.
-    page.wait_for_function("() => pysseApp.raw_hex(0).length > 400", timeout=30_000)
+    wait_until(page, "async () => (await pysse.rawHex(0)).length > 400", timeout=30)
     msg = page.query_selector("[data-role=assistant]")
     assert msg.get_attribute("data-renders") in (None, "0")
     page.evaluate("""() => { Object.defineProperty(document, 'visibilityState',
@@ -341,6 +341,7 @@ def test_settings_persist_across_reload(make_page: Any) -> None:
     page.select_option("[data-role=format]", "anthropic")
     page.fill("[data-setting=model]", "my-model")
     page.press("[data-setting=model]", "Tab")
+    settled(page)  # (the page's Python saves them: a message away)
     stored = json.loads(page.evaluate("localStorage.getItem('pysse.settings.v1')"))
     assert stored["format"] == "anthropic" and stored["model"] == "my-model"
 

@@ -24,9 +24,7 @@ from support import LiveServer
 
 pytestmark = pytest.mark.browser
 
-MODULES = (
-    "() => JSON.parse(pysseRuntime.runPython('import sys, json; json.dumps(sorted(sys.modules))'))"
-)
+MODULES = "() => pysse.py('import sys; sorted(sys.modules)')"
 
 
 def manifest(site: Path) -> dict[str, Any]:
@@ -76,13 +74,11 @@ def test_every_visitor_gets_its_own_random_state(make_page: Any) -> None:
     for _ in range(2):
         page = make_page().open()
         assert boot_info(page)["path"] == "snapshot"
-        draws.append(
-            page.evaluate("() => pysseRuntime.runPython('import random; random.random()')")
-        )
+        draws.append(page.evaluate("() => pysse.py('import random; random.random()')"))
     assert draws[0] != draws[1]
 
 
-FROZEN = "() => pysseRuntime.runPython('import gc; gc.get_freeze_count()')"
+FROZEN = "() => pysse.py('import gc; gc.get_freeze_count()')"
 
 
 def test_what_boot_imported_is_out_of_the_collectors_sight(

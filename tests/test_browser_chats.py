@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from conftest import FRAME, log_texts, stored_answers, wait_stored
+from conftest import (
+    FRAME,
+    beside_python,
+    log_texts,
+    py,
+    settled,
+    stored_answers,
+    wait_stored,
+    wait_until,
+)
 from pysse.server.demo import RICH_ANSWER
 
 pytestmark = pytest.mark.browser
@@ -36,8 +45,8 @@ def open_chat(page: Any, title: str) -> None:
 
 
 def wait_recording(page: Any, index: int = 0) -> str:
-    page.wait_for_function(f"() => pysseApp.raw_hex({index}).length > 0", timeout=20_000)
-    return str(page.evaluate(f"pysseApp.raw_hex({index})"))
+    wait_until(page, "async (i) => (await pysse.rawHex(i)).length > 0", index, timeout=20)
+    return str(page.evaluate("(i) => pysse.rawHex(i)", index))
 
 
 def test_reload_restores_the_chat_and_its_inspector_recording(make_page: Any) -> None:
@@ -197,7 +206,9 @@ def test_export_markdown_and_json_then_import(make_page: Any, tmp_path: Path) ->
 def test_storage_failure_is_reported_and_the_page_works_in_memory(
     make_page: Any, script: str, needle: str
 ) -> None:
-    p = make_page()
+    # (IndexedDB taken away before the page starts: where Python runs on the main thread, the
+    # init script reaches it; a worker's realm is the same code, beside_python shows that)
+    p = make_page(thread="main")
     p.page.add_init_script(script)
     page = p.open()
     p.send("/demo echo kept in memory")
@@ -215,8 +226,8 @@ def test_storage_failure_is_reported_and_the_page_works_in_memory(
     assert log_texts(page) == ["/demo echo kept in memory", "kept in memory"]
 
 
-FULL = """() => { IDBObjectStore.prototype.put = function () {
-  throw new DOMException('full', 'QuotaExceededError'); }; }"""
+FULL = """IDBObjectStore.prototype.put = function () {
+  throw new DOMException('full', 'QuotaExceededError'); }; 1"""
 
 
 def titles_stored(stored: dict[str, Any]) -> list[str]:
@@ -235,8 +246,8 @@ def test_a_full_store_still_deletes_chats_and_opens_the_stored_ones(make_page: A
         p.send(f"/demo echo {word}")
         p.wait_done()
     wait_stored(page, lambda s: titles_stored(s) == ["/demo echo one", "/demo echo two"])
-    p.reload()  # "two" is open; "one" is only in the store
-    page.evaluate(FULL)
+    page = p.reload()  # "two" is open; "one" is only in the store
+    beside_python(page, FULL)  # (IndexedDB is the worker's)
     p.send("/demo echo three")  # into "two": its save fails
     p.wait_done()
     expect(page.locator("[data-role=notice]")).to_contain_text("storage for this site is full")
@@ -261,9 +272,9 @@ def test_chats_deleted_while_an_answer_streams_stay_deleted(make_page: Any, how:
     else:
         page.click("[data-role=delete-all]")
     page.wait_for_selector("[data-role=chat-list] .empty")
-    page.wait_for_function("() => pysseApp.answers.active.length === 0")  # it ended
-    states = "() => { const t = pysseApp.answers.turns; return t.length === 1 && t.get(0).state; }"
-    assert page.evaluate(states) == "aborted"  # stopped, not left to complete
+    wait_until(page, "async () => (await pysse.py('len(app.answers.active)')) === 0")  # it ended
+    states = "[t.state for t in app.answers.turns]"
+    assert py(page, states) == ["aborted"]  # stopped, not left to complete
     page.click("[data-role=new-chat]")  # a later chat's save: the store is written after
     p.send("/demo echo later")
     p.wait_done()
@@ -273,9 +284,12 @@ def test_chats_deleted_while_an_answer_streams_stay_deleted(make_page: Any, how:
     assert chat_titles(page) == ["/demo echo later"]
 
 
-HOLD_BODIES = """() => { const get = pysseStore.get; window.__held = [];
+HOLD_BODIES = """(() => { const get = pysseStore.get; globalThis.__held = [];
   pysseStore.get = (store, key) => store !== 'bodies' ? get(store, key)
-    : new Promise((go) => window.__held.push(() => go(get(store, key)))); }"""
+    : new Promise((go) => globalThis.__held.push(() => go(get(store, key)))); return 1; })()"""
+
+
+HELD = "from pyodide.code import run_js\nrun_js('globalThis.__held.length')"
 
 
 def test_the_chat_opened_last_is_the_one_shown(make_page: Any) -> None:
@@ -290,12 +304,13 @@ def test_the_chat_opened_last_is_the_one_shown(make_page: Any) -> None:
     p.send("/demo echo open one")
     p.wait_done()
     wait_stored(page, lambda s: len(s["bodies"]) == 2)
-    p.reload()  # "open one" is open; "stored one" is only in the store
-    page.evaluate(HOLD_BODIES)
+    page = p.reload()  # "open one" is open; "stored one" is only in the store
+    beside_python(page, HOLD_BODIES)  # (the store is read where Python runs)
     page.click("[data-role=chat-open] >> text=/demo echo stored one")
-    page.wait_for_function("() => window.__held.length > 0")
+    wait_until(page, "async (c) => (await pysse.py(c)) > 0", HELD)
     page.click("[data-role=new-chat]")
-    page.evaluate("() => { for (const go of window.__held.splice(0)) go(); }")
+    beside_python(page, "(() => { for (const go of globalThis.__held.splice(0)) go(); return 1; })()")
+    settled(page)
     page.evaluate(FRAME)  # the read's continuation has run (a task after the read)
     page.evaluate(FRAME)
     assert log_texts(page) == []  # the new chat stays
@@ -309,15 +324,15 @@ def test_keep_no_recordings(make_page: Any) -> None:
     page = p.open()
     p.send("/demo echo private")
     p.wait_done()
-    assert page.evaluate("pysseApp.raw_hex(0)")  # the live answer still has its bytes
+    assert page.evaluate("pysse.rawHex(0)")  # the live answer still has its bytes
     stored = wait_stored(page, lambda db: [m["state"] for m in stored_answers(db)] == ["completed"])
     assert stored["recordings"] == []
     p.reload()
     page.wait_for_selector("[data-role=assistant]")
     # The chat's recordings have been read from storage (was: 500 ms, after which a busy
     # page might not have read them yet: "none kept" would then pass whatever was stored).
-    page.wait_for_function("() => pysseApp.answers.recordings.has(pysseApp.conv.id)")
-    assert page.evaluate("pysseApp.raw_hex(0)") == ""  # none was kept
+    wait_until(page, "() => pysse.py('app.conv.id in app.answers.recordings')")
+    assert page.evaluate("pysse.rawHex(0)") == ""  # none was kept
     page.click("[data-role=assistant] [data-role=inspect]")
     assert "was not kept" in page.inner_text("[data-role=insp-body]")
 

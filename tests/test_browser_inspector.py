@@ -24,7 +24,7 @@ def test_closed_inspector_does_no_work(make_page: Any) -> None:
     page = p.open()
     p.send("hello")
     p.wait_done()
-    assert json.loads(page.evaluate("pysseApp.stats()"))["inspector_renders"] == 0
+    assert json.loads(page.evaluate("pysse.stats()"))["inspector_renders"] == 0
 
 
 def test_inspector_shows_chunks_events_and_timing(make_page: Any) -> None:
@@ -32,7 +32,7 @@ def test_inspector_shows_chunks_events_and_timing(make_page: Any) -> None:
     page = p.open()
     p.send("/demo echo Hello, inspector — 東京 🙂")
     msg = p.wait_done()
-    stats = json.loads(page.evaluate("pysseApp.stats()"))["turns"][0]
+    stats = json.loads(page.evaluate("pysse.stats()"))["turns"][0]
     msg.query_selector("[data-role=inspect]").click()
     page.wait_for_selector("[data-role=inspector]:not([hidden])")
     rows = page.query_selector_all("[data-role=insp-chunks] tbody tr")
@@ -140,4 +140,4 @@ def test_replays_too_big_for_a_page_are_refused_and_big_ones_do_not_block(
     replayed = p.wait_done(timeout=120_000)
     assert replayed.get_attribute("data-state") == "completed"
     page.wait_for_selector("[data-role=insp-verdict]", timeout=120_000)
-    assert json.loads(page.evaluate("pysseApp.stats()"))["sliced_pauses"] > 5
+    assert json.loads(page.evaluate("pysse.stats()"))["sliced_pauses"] > 5

@@ -93,7 +93,7 @@ def test_tool_calls_show_name_and_arguments_then_fold(make_page: Any) -> None:
 
 # Records each StreamingMarkdown.finish() (everything in one call, no frame budget) and
 # the length of the text it finished, from Python inside the page.
-COUNT_FINISH = """() => pysseRuntime.runPython(`
+COUNT_FINISH = """() => pysse.py(`
 import pysse.render.streaming as s
 FINISHED = []
 _finish = s.StreamingMarkdown.finish
@@ -118,7 +118,7 @@ def test_a_long_reasoning_is_finished_in_frames_like_the_answer(
     p.send("hello")
     p.wait_done()
     assert page.evaluate(REASONING)["text"] == long
-    assert page.evaluate("() => pysseRuntime.runPython('FINISHED').toJs()") == []
+    assert page.evaluate("() => pysse.py('FINISHED')") == []
 
 
 def test_hostile_reasoning_stays_inert(make_page: Any, sse_server: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import LiveServer, Page
+from conftest import LiveServer, Page, wait_until
 from fake_upstream import ANSWER, DELTAS, ENDLESS, KEY
 from pysse.server.app import create_app
 from pysse.testing import ScriptServer
@@ -59,7 +59,7 @@ def test_page_streams_through_the_relay_and_stop_cancels_upstream(
         # which a busy relay might not have asked the upstream yet: then last_request was the
         # first, finished answer)
         up.wait_for_requests(2, timeout=30)
-        page.wait_for_function("() => pysseApp.raw_hex(1).length > 0", timeout=30_000)
+        wait_until(page, "async () => (await pysse.rawHex(1)).length > 0", timeout=30)
         page.click("[data-role=stop]")
         assert p.wait_done(1).get_attribute("data-state") == "aborted"
         assert up.requests[1].wait_disconnected(30), "the upstream kept generating after Stop"

@@ -32,22 +32,19 @@ document.addEventListener('DOMContentLoaded', () => {
 
 # The one-shot render of each answer's text (the page's own renderer and policy), parsed by
 # the browser the same way, against what is on screen.
-SAME_AS_ONE_SHOT_JS = """() => {
-  const py = window.pysseRuntime;
-  py.runPython(`
+SAME_AS_ONE_SHOT_JS = """async () => {
+  const arts = [...document.querySelectorAll('[data-role=assistant]')];
+  const texts = JSON.stringify(arts.map((a) => a.dataset.text));
+  const html = await pysse.py(`import json
 from pysse.render.markdown import render
-from pysse.browser import _app
 from pysse.page.settings import image_hosts
-def _one_shot(text):
-    return render(text, _app.md_for(image_hosts(_app.settings)))
-`);
-  const oneShot = py.globals.get('_one_shot');
+[render(t, app.md_for(image_hosts(app.settings))) for t in json.loads(${JSON.stringify(texts)})]`);
   const bad = [];
-  for (const art of document.querySelectorAll('[data-role=assistant]')) {
+  arts.forEach((art, i) => {
     const div = document.createElement('div');
-    div.innerHTML = oneShot(art.dataset.text);
+    div.innerHTML = html[i];
     if (div.innerHTML !== art.querySelector('.settled').innerHTML) bad.push(art.dataset.id);
-  }
+  });
   return bad;
 }"""
 
@@ -84,7 +81,7 @@ def wait_all_rendered(page: Any, n: int) -> None:
 
 
 def restored_counts(page: Any) -> tuple[int, int]:
-    r = json.loads(page.evaluate("pysseApp.stats()"))["restored"]
+    r = json.loads(page.evaluate("pysse.stats()"))["restored"]
     return int(r["from_cache"]), int(r["from_markdown"])
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import LiveServer, Page, shown_text
+from conftest import LiveServer, Page, shown_text, wait_until
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
 from pysse.server.relay import RelayConfig, create_relay_app
@@ -50,10 +50,10 @@ class Setup:
         self.page = self.p.open()
 
     def received(self) -> int:
-        return int(self.page.evaluate("pysseApp.raw_hex(-1).length")) // 2
+        return len(str(self.page.evaluate("pysse.rawHex(-1)"))) // 2
 
     def wait_received(self, n: int) -> None:
-        self.page.wait_for_function(f"() => pysseApp.raw_hex(-1).length >= {2 * n}")
+        wait_until(self.page, "async (n) => (await pysse.rawHex(-1)).length >= 2 * n", n)
 
     def close(self) -> None:
         self.p.close()
@@ -96,7 +96,7 @@ def test_a_cut_mid_answer_reconnects_and_completes_identically(setup: Any) -> No
     msg = s.p.wait_done()
     assert msg.get_attribute("data-state") == "completed"
     assert msg.get_attribute("data-text") == TEXT  # nothing duplicated, nothing missing
-    assert bytes.fromhex(s.page.evaluate("pysseApp.raw_hex(-1)")) == PACED.sent
+    assert bytes.fromhex(s.page.evaluate("pysse.rawHex(-1)")) == PACED.sent
     assert int(msg.get_attribute("data-resumes")) >= 1
     assert len(s.up.requests) == 1  # resumed from the relay's record, never asked again
     # The inspector's raw view shows where the answer was resumed.

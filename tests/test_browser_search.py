@@ -15,7 +15,7 @@ import pytest
 from test_browser_a11y import THEMES, serious
 
 from bench.search_corpus import chat
-from conftest import axe_path
+from conftest import axe_path, py, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -86,11 +86,11 @@ def test_search_fifty_imported_chats(make_page: Any, tmp_path: Path) -> None:
     assert page.locator("label[for=chat-search]").inner_text() == "Search chats"
     assert page.get_attribute("[data-role=search-count]", "aria-live") == "polite"
 
-    gen = page.evaluate("pysseApp.chats.search._gen")
+    gen = py(page, "app.chats.search._gen")
     page.fill("[data-role=search]", "k")  # one letter: the list stays
     # (the keystroke's search is a task: it has run, else the list would still be shown
     # whatever it then did)
-    page.wait_for_function("(g) => pysseApp.chats.search._gen > g", arg=gen)
+    wait_until(page, "async (g) => (await pysse.py('app.chats.search._gen')) > g", gen)
     assert page.is_visible("[data-role=chat-list]")
     assert page.locator("[data-role=search-result]").count() == 0
 
@@ -235,7 +235,7 @@ def test_results_on_screen_follow_the_chats(make_page: Any, tmp_path: Path) -> N
 
 def reads(page: Any) -> dict[str, int]:
     """Where the search view took each chat's text from (``SearchView.reads``)."""
-    return dict(json.loads(page.evaluate("pysseApp.stats()"))["search_reads"])
+    return dict(json.loads(page.evaluate("pysse.stats()"))["search_reads"])
 
 
 def test_a_chat_stored_without_a_usable_search_record_is_read_whole_and_gets_one(

@@ -36,8 +36,11 @@ def py(page: Any, code: str) -> Any:
     return json.loads(page.evaluate("code => pysseRuntime.runPythonAsync(code)", SETUP + code))
 
 
+# (The page's main-thread mode: there, its Python is on the page, with the DOM.)
+
+
 def test_streams_into_an_element_and_returns_the_result(make_page: Any) -> None:
-    page = make_page().open()
+    page = make_page(thread="main").open()
     got = py(
         page,
         """
@@ -59,7 +62,7 @@ json.dumps({"text": r.text, "outcome": r.outcome, "joined": "".join(texts),
 
 
 def test_stop_with_the_handle_and_with_an_abort_signal(make_page: Any) -> None:
-    page = make_page().open()
+    page = make_page(thread="main").open()
     got = py(
         page,
         """
@@ -88,7 +91,7 @@ json.dumps([[first.outcome, first.text], [r2.outcome, r2.text], [r3.outcome, r3.
 
 
 def test_a_cut_connection_resumes_and_an_http_error_is_explained(make_page: Any) -> None:
-    page = make_page().open()
+    page = make_page(thread="main").open()
     got = py(
         page,
         """
@@ -107,7 +110,7 @@ json.dumps({"cut": [cut.outcome, cut.resumes, cut.text], "whole": whole.text,
 
 
 def test_bad_arguments_are_refused_with_what_to_pass(make_page: Any) -> None:
-    page = make_page().open()
+    page = make_page(thread="main").open()
     got = py(
         page,
         """
@@ -149,7 +152,7 @@ json.dumps(out)
 def test_updates_posted_as_data_rebuild_the_same_dom(make_page: Any) -> None:
     """The worker's path: no element, each Update as plain data (``remote.update_to_js``),
     applied by dom_writer.js; it ends equal to the one-shot render."""
-    page = make_page().open()
+    page = make_page(thread="main").open()
     page.evaluate(
         "async () => { const m = await import('/dom_writer.js');"
         " const el = document.createElement('div'); el.id = 'remote';"
@@ -176,7 +179,7 @@ def test_a_firehose_ends_in_budgeted_slices_and_returns_after_the_final_one(
     """The whole ~30 KB answer at once (no pacing): each update takes at most a frame's budget
     of work (counted by the renderer, never timed), the ones after the stream's end finish it
     in slices, exactly one is final, it is the last, and ``await`` returns only after it."""
-    page = make_page().open()
+    page = make_page(thread="main").open()
     got = py(
         page,
         """

@@ -38,8 +38,9 @@ json.dumps([ra.outcome, ra.text, el.innerHTML, rb.outcome, rb.text])
 
 @pytest.fixture(scope="module")
 def booted(browser: Any, server: LiveServer) -> Iterator[tuple[Any, list[str]]]:
-    """The bundled page, booted; the console's errors as they come."""
-    p = Page(browser, server.url)
+    """The bundled page, booted with its Python on the main thread (with the DOM: stream_chat
+    as an embedder's page runs it); the console's errors as they come."""
+    p = Page(browser, server.url, thread="main")
     logged: list[str] = []
     p.page.on("console", lambda m: logged.append(m.text) if m.type == "error" else None)
     p.open()

@@ -29,7 +29,7 @@ def pysse_wheel(site: Path) -> Path:
 def test_the_browser_wheel_leaves_server_code_out(site: Path) -> None:
     with zipfile.ZipFile(pysse_wheel(site)) as whl:
         names = whl.namelist()
-        assert "pysse/browser/app.py" in names and "pysse/render/streaming.py" in names
+        assert "pysse/app/app.py" in names and "pysse/render/streaming.py" in names
         server_side = ("pysse/server/", "pysse/testing/", "pysse/providers/encoders/")
         assert not [n for n in names if n.startswith(server_side)]  # the page never writes
         record = next(n for n in names if n.endswith(".dist-info/RECORD"))
@@ -95,7 +95,7 @@ def test_the_boot_manifest_lists_files_that_exist_and_preloads_them(site: Path) 
         assert e["url"].startswith("boot/") and (site / e["url"]).stat().st_size == e["bytes"]
     for e in [snap, snap["stdlib"], *snap["zips"]]:  # the snapshot path starts at once
         assert f'<link rel="preload" href="{e["url"]}" as="fetch" crossorigin>' in html
-    assert f'<link rel="modulepreload" href="{m["pyodide"]}pyodide.asm.mjs">' in html
+    assert '<link rel="modulepreload" href="view.js">' in html  # the main thread's module
     assert "<!--boot" not in html
     # The delta's header: the loader refuses the file until boot.js has undone the delta.
     head = (site / snap["url"]).read_bytes()[:16]

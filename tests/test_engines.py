@@ -17,7 +17,7 @@ from pysse.server.demo import RICH_ANSWER, THINK_ANSWER, THINK_REASONING, TOOL_C
 pytestmark = pytest.mark.browser
 
 FORMATS = ["openai-chat", "openai-responses", "anthropic", "gemini", "auto"]
-FROZEN = "() => pysseRuntime.runPython('import gc; gc.get_freeze_count()')"
+FROZEN = "() => pysse.py('import gc; gc.get_freeze_count()')"
 
 
 def test_boots_from_the_snapshot_with_its_heap_check_and_answers_in_every_format(
@@ -295,7 +295,7 @@ def test_a_reader_scrolled_up_keeps_their_place(open_chat: Any, anchoring: str) 
     if anchoring == "page":
         chat.page.evaluate(
             "() => { document.querySelector('[data-role=log]').style.overflowAnchor = 'none';"
-            " pysseApp.scroll.hold.native = false; }"
+            " pysse.view.hold.native = false; }"
         )
     chat.send("/demo long")
     chat.page.wait_for(
@@ -324,5 +324,5 @@ def test_a_reader_scrolled_up_keeps_their_place(open_chat: Any, anchoring: str) 
     assert abs(moved) <= 1, f"{chat.engine}: the text the reader was on moved {moved:+.1f} px"
     assert chat.message()["state"] == "streaming"  # (the answer was still growing meanwhile)
     if anchoring == "page" or chat.engine == "webkit":
-        assert chat.page.evaluate("() => pysseApp.scroll.hold.corrections") >= 1
+        assert chat.page.evaluate("() => pysse.view.hold.corrections") >= 1
     chat.page.click("[data-role=stop]")

@@ -52,7 +52,7 @@ def relay(sse_server: ScriptServer, engine_server: LiveServer) -> Iterator[Relay
 
 
 def received(chat: Any) -> int:
-    return int(chat.page.evaluate("() => pysseApp.raw_hex(-1).length")) // 2
+    return len(str(chat.page.evaluate("() => pysse.rawHex(-1)"))) // 2
 
 
 def test_a_tcp_reset_mid_answer_resumes_to_the_same_text(
@@ -60,7 +60,7 @@ def test_a_tcp_reset_mid_answer_resumes_to_the_same_text(
 ) -> None:
     chat = open_chat(relay.settings)
     chat.send("hi")
-    chat.page.wait_for("() => pysseApp.raw_hex(-1).length >= 600")
+    chat.page.wait_for("async () => (await pysse.rawHex(-1)).length >= 600")
     assert relay.proxy.cut() >= 1
     msg = chat.wait_done()
     assert (msg["state"], msg["text"]) == ("completed", TEXT)  # nothing twice, nothing lost
@@ -75,7 +75,7 @@ def test_a_connection_silenced_in_the_background_is_revived_on_return(
 ) -> None:
     chat = open_chat(relay.settings)
     chat.send("hi")
-    chat.page.wait_for("() => pysseApp.raw_hex(-1).length >= 400")
+    chat.page.wait_for("async () => (await pysse.rawHex(-1)).length >= 400")
     chat.page.evaluate(HIDE)
     assert relay.proxy.freeze() >= 1  # the system kills the connection, silently
     if how == "visible again":

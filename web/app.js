@@ -1,16 +1,21 @@
-// The page before Python: it is painted and usable at once. Prompts sent before Python is
-// ready are queued and go out as soon as it is; boot.js starts Python from this site (never a
-// CDN) and this module shows its progress, never backwards. If boot fails, the page says
-// which URL failed and how, keeps every typed message, and offers a reload that restores them.
-import * as bridge from "./bridge.js";
-import { BootError, startPython } from "./boot.js";
+// The page's main thread: painted and usable at once, it starts the page's Python in a Web
+// Worker (worker.js; or on this thread where a module worker cannot start, or with
+// ?thread=main) and then only draws, scrolls and takes input (view.js applies what Python
+// sends, once a frame). Prompts sent before Python is ready are queued and go out as soon as
+// it is; progress never goes backwards. If boot fails, the page says which URL failed and how,
+// keeps every typed message, and offers a reload that restores them. If the worker dies, the
+// answers it was streaming keep their text, marked as ended, and a new worker starts.
+import { View } from "./view.js";
 
-window.pysseBridge = bridge;
 const $ = (sel) => document.querySelector(sel);
 const progress = $("[data-role=boot-progress]");
 const bootText = $("[data-role=boot-text]");
 const DRAFT_KEY = "pysse.draft";
+const SETTINGS_KEY = "pysse.settings.v1";
 const QUEUED = " Your message goes out when it is ready.";
+
+class BootError extends Error {}
+class WorkerUnavailable extends Error {}
 
 const early = [];
 const prompt = $("[data-role=prompt]");
@@ -24,6 +29,10 @@ const show = (value, text = label) => {
   label = text;
   const shown = early.length ? text + QUEUED : text;
   if (bootText.textContent !== shown) bootText.textContent = shown;
+};
+const onProgress = ({ fraction, label: phase }) => {
+  if (phase === undefined) show(5 + 75 * fraction);
+  else show(phase.startsWith("Starting the app") ? 95 : 85, phase);
 };
 try {  // a reload after a failed boot brings back what was typed
   const draft = sessionStorage.getItem(DRAFT_KEY);
@@ -71,27 +80,191 @@ function manifest() {
   return JSON.parse(el.textContent);
 }
 
+// The page's Python in a dedicated module worker. Resolves when Python is up; rejects with
+// WorkerUnavailable if the worker itself cannot run (a CSP without worker-src, an engine
+// without module workers, its module failing to load), with BootError if Python cannot start.
+function inWorker(boot) {
+  return new Promise((resolve, reject) => {
+    let worker;
+    try {
+      worker = new Worker(new URL("worker.js", location.href), { type: "module" });
+    } catch (e) {
+      reject(new WorkerUnavailable(`${e.name}: ${e.message}`));
+      return;
+    }
+    let up = false;
+    let listener = () => {};
+    worker.onmessage = (e) => {
+      const m = e.data;
+      if (up) { listener(m); return; }
+      if (m.t === "progress") onProgress(m);
+      else if (m.t === "failed") reject(m.boot ? new BootError(m.message) : new Error(m.message));
+      else if (m.t === "up") {
+        up = true;
+        resolve({
+          mode: "worker", worker, path: m.path, snapshotError: m.snapshotError,
+          post: (msg, transfer) => worker.postMessage(msg, transfer || []),
+          onMessage: (fn) => { listener = fn; },
+          stop: () => worker.terminate(),
+        });
+      }
+    };
+    worker.onerror = (e) => {
+      if (e.preventDefault) e.preventDefault();
+      const why = e.message || "its module did not load";
+      if (!up) reject(new WorkerUnavailable(why));
+      else listener({ t: "dead", message: why });
+    };
+    worker.postMessage({ t: "boot", manifest: boot });
+  });
+}
+
+// The page's Python on this thread (the fallback): the same messages, as direct calls.
+async function onMainThread(boot) {
+  const [{ startPython, BootError: Failed }, bridge] = await Promise.all([import("./boot.js"), import("./bridge.js")]);
+  await import("./store.js");
+  globalThis.pysseBridge = bridge;
+  let started;
+  try {
+    started = await startPython(boot, onProgress);
+  } catch (e) {
+    throw e instanceof Failed ? new BootError(e.message) : e;
+  }
+  let listener = () => {};
+  const host = started.browser.page_host((msg) => queueMicrotask(() => listener(msg)));
+  window.pysseRuntime = started.py; // for tools and benchmarks (main-thread mode only)
+  return {
+    mode: "main", path: started.path, snapshotError: started.snapshotError,
+    post: (msg) => host.receive(msg),
+    onMessage: (fn) => { listener = fn; },
+    stop: () => {},
+  };
+}
+
+async function startRuntime(boot) {
+  const wanted = new URLSearchParams(location.search).get("thread");
+  if (wanted !== "main" && typeof Worker !== "undefined") {
+    try {
+      return { runtime: await inWorker(boot), notice: "" };
+    } catch (e) {
+      if (!(e instanceof WorkerUnavailable)) throw e;
+      console.warn(`pysse: no worker (${e.message}): Python runs on the page's main thread`);
+      return {
+        runtime: await onMainThread(boot),
+        notice: `This browser could not start the page's Python in a Web Worker (${e.message}), so it ` +
+          "runs on the page's main thread: typing and scrolling may stutter while an answer streams.",
+      };
+    }
+  }
+  return { runtime: await onMainThread(boot), notice: "" };
+}
+
+// Debugging and tests: Python code run in the page's namespace (app, host), its value as JSON.
+const replies = new Map();
+let nextEval = 1;
+function evalIn(runtime, code) {
+  const id = nextEval++;
+  return new Promise((resolve, reject) => {
+    replies.set(id, { resolve, reject });
+    runtime.post({ t: "eval", id, code });
+  });
+}
+
+function settingsText() {
+  try { return localStorage.getItem(SETTINGS_KEY); } catch (e) { return null; }
+}
+
+// Hand the page over to Python: the DOM as it is now (numbered by the view), what was typed.
+function start(runtime, config, extra = {}) {
+  let view;
+  const onReady = () => {
+    $("[data-role=send]").removeEventListener("click", earlySend);
+    prompt.removeEventListener("keydown", earlyKey);
+    window.pysseReadyAt = performance.now();
+    for (const text of early.splice(0)) view.sendText(text); // typed since the start message
+    for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
+    show(100, "Ready");
+  };
+  view = new View({ post: runtime.post, onReady });
+  runtime.onMessage((m) => {
+    if (m.t === "ops" || m.t === "want" || m.t === "ack") view.receive(m);
+    else if (m.t === "reply") {
+      const r = replies.get(m.id);
+      replies.delete(m.id);
+      if (r && m.error) r.reject(new Error(m.error)); else if (r) r.resolve(m.value === undefined ? null : JSON.parse(m.value));
+    } else if (m.t === "dead") died(runtime, view, config, m.message);
+  });
+  for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
+  const page = {
+    ...view.snapshot(),
+    settings: settingsText(),
+    location: { href: location.href, origin: location.origin, search: location.search },
+    site: config,
+    early: early.splice(0),
+    hidden: document.visibilityState === "hidden",
+    ...extra,
+  };
+  runtime.post({ t: "start", page });
+  const py = (code) => evalIn(runtime, code);
+  window.pysse = {
+    mode: runtime.mode, boot: { path: runtime.path, snapshotError: runtime.snapshotError }, view, py,
+    stats: () => py("app.stats()"), // (JSON text)
+    settled: () => view.settled(),
+    rawHex: (i) => py(`app.raw_hex(${Number(i)})`),
+  };
+  window.pysseBoot = window.pysse.boot;
+  return view;
+}
+
+// The worker's Python died (a fatal error: its stack exhausted, out of memory). What it was
+// streaming keeps its text, marked as ended by the failure; the chats are in storage; a new
+// worker starts and shows them again, told which answers ended this way.
+let deaths = 0;
+async function died(runtime, view, config, message) {
+  runtime.stop();
+  view.close();
+  deaths++;
+  console.error(`pysse: the page's Python stopped: ${message}`);
+  const rescued = [];
+  for (const art of document.querySelectorAll("[data-role=log] [data-role=assistant][data-state=streaming]")) {
+    const text = art.dataset.text || view.texts.get(view.handles.get(art)) || "";
+    art.dataset.state = "error";
+    art.removeAttribute("aria-busy");
+    art.dataset.text = text;
+    const status = art.querySelector(".status");
+    if (status) status.textContent = "Ended: the page's Python stopped.";
+    if (art.dataset.id) rescued.push([art.dataset.id, text]);
+  }
+  document.body.dataset.ready = "";
+  document.body.dataset.streaming = "";
+  $("[data-role=send]").addEventListener("click", earlySend); // typing goes on meanwhile
+  prompt.addEventListener("keydown", earlyKey);
+  progress.hidden = false;
+  progress.value = 5;
+  show(5, "Restarting Python…");
+  const notice = `The page's Python stopped (${message}). Your chats are saved; ` +
+    (deaths > 2 ? "it stopped again: reload the page." : "it was started again.");
+  if (deaths > 2) { bootText.textContent = notice; return; }
+  try {
+    const next = await startRuntime(manifest());
+    $("[data-role=log]").replaceChildren(); // the new Python shows the open chat again
+    start(next.runtime, config, { rescued, notice });
+  } catch (e) {
+    bootText.textContent = `${notice} It could not start again (${e.message}): reload the page.`;
+  }
+}
+
 async function boot() {
   const t0 = performance.now();
   const site = siteConfig();
   site.catch(() => {});
   show(5, "Loading Python…");
-  const { py, browser, path, snapshotError } = await startPython(manifest(), ({ fraction, label: phase }) => {
-    if (phase === undefined) show(5 + 75 * fraction);
-    else show(phase.startsWith("Starting the app") ? 95 : 85, phase);
-  });
-  window.pysseRuntime = py; // for tools and benchmarks
-  window.pysseBoot = { path, snapshotError };
+  const { runtime, notice } = await startRuntime(manifest());
   const config = await site;
-  $("[data-role=send]").removeEventListener("click", earlySend);
-  prompt.removeEventListener("keydown", earlyKey);
-  for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
   performance.mark("pysse:start-app");
-  browser.start(JSON.stringify(config), early);
+  show(95, "Starting the app…");
+  start(runtime, config, notice ? { notice } : {});
   window.pysseBootMs = performance.now() - t0;
-  window.pysseReadyAt = performance.now();
-  early.length = 0;
-  show(100, "Ready");
 }
 
 boot().catch((e) => {

@@ -1,4 +1,4 @@
-// Storage half of the page: IndexedDB as a few promises (window.pysseStore), for pysse.browser's
+// Storage half of the page: IndexedDB as a few promises (globalThis.pysseStore), for pysse.app's
 // chat store. Python decides what is stored; this file only moves values in and out. Writes
 // resolve when their transaction commits, so a full disk (QuotaExceededError) is an error here,
 // not a silent loss.
@@ -86,4 +86,4 @@ export function getMany(store, keys) {
 }
 export const clear = () => run(STORES, "readwrite", (t) => { for (const s of STORES) t.objectStore(s).clear(); });
 
-window.pysseStore = { open, get, put, putAll, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };
+globalThis.pysseStore = { open, get, put, putAll, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };

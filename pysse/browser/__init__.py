@@ -1,42 +1,32 @@
-"""Frames -> DOM: pysse in the browser, and the only package that imports ``js`` or
-``pyodide``.
+"""pysse in the browser, and the only package that imports ``js`` or ``pyodide``: the IO of the
+pure layers below it.
 
 For any page (or worker) running Pyodide, one call streams an answer into an element:
 
     from pysse.browser import stream_chat
     result = await stream_chat("/relay", body, into="#answer")
 
-The bundled chat page is built on the same call; ``web/app.js`` boots Pyodide and calls
-:func:`start`.
+The bundled chat page's Python (``pysse.app``) runs in a Web Worker, or on the page's main
+thread where a worker cannot start: ``web/worker.js`` (or ``web/app.js``) boots Pyodide and
+makes a :class:`~pysse.browser.host.PageHost` (``page_host``), its one door to the page.
 
     stream.py           stream_chat: the public call, its arguments checked
-    call.py             ChatCall: one answer's bridge sink, markdown and frames; ChatResult
+    net.py              the Net port over bridge.js: fetch() and the read loop
     bridge.js/.py       fetch() + the read loop in JavaScript, and finding it from Python
-    frame_loop.py       one requestAnimationFrame for every streaming answer
-    follow.py           scroll following for an answer in any scroller
-    app.py              the chat page's controller: the open chat, events, timers
-    answers.py          what the page sends and what comes back: start, finish, queue, replays
-    turn.py             one answer in the page: a ChatCall with its footer (status, speed)
-    log_view.py         the messages on screen, their footers, the welcome screen
-    actions.py          message actions: copy, regenerate, continue, edit, versions
-    chats.py            the chat list (drawer), export and import
-    storage.py          chats and recordings in IndexedDB (web/store.js), or in memory
-    settings_form.py    the Settings panel and the theme
-    scroll.py           scroll following bound to the page's log
-    inspector_panel.py  the stream inspector bound to its panel
-    dom.py              query, JS objects, listeners, tasks, downloads
+    frame_loop.py       frames from requestAnimationFrame (a page's main thread)
+    follow.py           scroll following for an answer in any scroller (stream_chat)
+    remote.py           stream_chat's updates posted from a worker to its page
+    host.py             the bundled page's host: messages in, ops out, once a frame
+    store.py            the chat store's backend: IndexedDB (web/store.js)
+    dom.py              JS objects from Python
 """
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .call import ChatCall, ChatResult, Timeouts
+from ..page.call import ChatCall, ChatResult, Timeouts
 from .stream import ElementBusyError, StreamChatError, stream_chat
-
-if TYPE_CHECKING:
-    from .app import App
 
 __all__ = [
     "ChatCall",
@@ -44,25 +34,15 @@ __all__ = [
     "ElementBusyError",
     "StreamChatError",
     "Timeouts",
-    "start",
+    "page_host",
     "stream_chat",
 ]
 
-_app: App | None = None
 
+def page_host(send: Any) -> Any:
+    """The bundled page's host (``host.PageHost``); ``send(message, transfer)`` delivers its
+    messages to the page's view. Imported here, on demand: an embedder's page never loads the
+    chat page's modules."""
+    from .host import PageHost
 
-def start(site_json: str, early: Any = None) -> App:
-    """Called once by ``web/app.js`` when Pyodide is ready. The saved chats load (the open
-    one comes back), then prompts typed meanwhile are sent and ``body[data-ready]`` is set."""
-    import js
-    from pyodide.ffi import create_proxy
-
-    from .app import App
-    from .dom import spawn
-
-    global _app
-    _app = App(json.loads(site_json))
-    js.pysseApp = create_proxy(_app)
-    _app.inspector.bind()
-    spawn(_app.boot([str(text) for text in (early or [])]))
-    return _app
+    return PageHost(send)

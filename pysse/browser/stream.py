@@ -29,10 +29,12 @@ from pyodide.ffi import create_proxy
 from ..errors import PysseError
 from ..events import ChatEvent
 from ..page.answer import AnswerSession
+from ..page.call import CallListener, ChatCall, ChatResult, Timeouts, body_json, safely
 from ..providers import FORMATS, Format
 from ..render.update import Update
-from .call import CallListener, ChatCall, ChatResult, Timeouts, body_json, safely
 from .follow import Follow, is_element, scroller_of
+from .frame_loop import page_loop
+from .net import BridgeNet
 
 __all__ = [
     "ChatCall",
@@ -114,6 +116,8 @@ def stream_chat(
     following = Follow(scroller_of(el)) if el is not None and follow else None
     call = ChatCall(
         session,
+        net=BridgeNet(),
+        loop=page_loop(),
         into=el,
         markdown=markdown,
         on_update=on_update,

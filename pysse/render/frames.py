@@ -5,6 +5,8 @@ Pure logic with the browser injected, so it runs and is tested in CPython:
 * :class:`FrameScheduler` coalesces any number of deltas into at most one render per
   animation frame, renders synchronously when the answer ends (never waiting on a frame that a
   hidden tab will not deliver), and renders once on return to a visible tab.
+* :class:`FrameLoop` is the one frame callback every streaming answer of a page (or worker)
+  shares; whoever runs it supplies how to ask for a frame and whether the page is hidden.
 * :class:`ScrollFollower` follows the bottom only while the reader is there: scrolling up
   releases it, scrolling back down re-arms it, and the page's own scrolling is never mistaken
   for the reader's.
@@ -13,8 +15,9 @@ Pure logic with the browser injected, so it runs and is tested in CPython:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
-__all__ = ["FrameScheduler", "ScrollFollower"]
+__all__ = ["FrameLoop", "FrameScheduler", "Scheduled", "ScrollFollower"]
 
 
 class FrameScheduler:
@@ -73,6 +76,84 @@ class FrameScheduler:
         self.dirty = False
         self.renders += 1
         self._render()
+
+
+class Scheduled(Protocol):
+    """What the frame loop tells a streaming answer."""
+
+    def on_frame(self) -> None: ...
+
+    def on_visible(self) -> None: ...
+
+    def on_hidden(self) -> None: ...
+
+    def on_page_return(self, persisted: bool) -> None: ...
+
+
+class FrameLoop:
+    """One frame callback for every answer streaming in a page or a worker.
+
+    Each answer has a ``FrameScheduler`` that decides *whether* to render; this loop owns the
+    one frame request they share, so ten answers streaming at once still cost one frame
+    callback, and it tells them when a hidden page becomes visible again or comes back from
+    the back-forward cache (its connections may be dead). ``request_frame()`` asks whoever
+    drives the loop for one call of ``on_frame()`` (``requestAnimationFrame`` in a page; the
+    main thread's frame message in a worker); ``hidden`` is kept by the driver
+    (``set_hidden``).
+    """
+
+    def __init__(self, request_frame: Callable[[], object] = lambda: None) -> None:
+        self.request_frame = request_frame
+        self.frames = 0  # frame callbacks run (the page's stats)
+        self.hidden = False
+        self._waiting: list[Scheduled] = []
+        self._live: list[Scheduled] = []  # told when the page becomes visible again
+        self.pending = False
+
+    def add(self, who: Scheduled) -> None:
+        """``who`` is streaming: tell it when the page becomes visible again."""
+        if who not in self._live:
+            self._live.append(who)
+
+    def remove(self, who: Scheduled) -> None:
+        if who in self._live:
+            self._live.remove(who)
+        if who in self._waiting:
+            self._waiting.remove(who)
+
+    def request(self, who: Scheduled) -> None:
+        """Call ``who.on_frame()`` on the next frame (once, however often asked)."""
+        if who not in self._waiting:
+            self._waiting.append(who)
+        if not self.pending:
+            self.pending = True
+            self.request_frame()
+
+    def is_hidden(self) -> bool:
+        return self.hidden
+
+    def on_frame(self) -> None:
+        self.frames += 1
+        self.pending = False
+        waiting, self._waiting = self._waiting, []
+        for who in waiting:
+            who.on_frame()
+
+    def set_hidden(self, hidden: bool) -> None:
+        """The page was hidden (no frames from now on) or shown again."""
+        if hidden == self.hidden:
+            return
+        self.hidden = hidden
+        for who in list(self._live):
+            if hidden:
+                who.on_hidden()
+            else:
+                who.on_visible()
+
+    def page_return(self) -> None:
+        """Back from the back-forward cache: its connections were closed meanwhile."""
+        for who in list(self._live):
+            who.on_page_return(persisted=True)
 
 
 class ScrollFollower:

@@ -87,7 +87,7 @@ class Chat:
         return self.message(index)
 
     def raw(self, index: int = -1) -> bytes:
-        return bytes.fromhex(self.page.evaluate("(i) => pysseApp.raw_hex(i)", index))
+        return bytes.fromhex(self.page.evaluate("(i) => pysse.rawHex(i)", index))
 
     def stats(self) -> dict[str, Any]:
-        return dict(json.loads(self.page.evaluate("() => pysseApp.stats()")))
+        return dict(json.loads(self.page.evaluate("() => pysse.stats()")))

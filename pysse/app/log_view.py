@@ -7,17 +7,15 @@ is nothing yet.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
-import js
-from pyodide.ffi import create_once_callable
-
 from ..page.conversation import Conversation, Message
+from ..page.extras_view import attr, render_kept, show_kept
 from ..page.message_view import actions, state_label, versions_label
 from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter, SpeedView
-from .dom import attr, q, run_sliced, spawn
-from .extras_view import render_kept, show_kept
+from .platform import run_sliced, spawn
 
 if TYPE_CHECKING:
     from .ports import LogViewHost
@@ -47,6 +45,10 @@ FIRST_SHOWN = 6  # messages put on screen at once; the older ones follow in slic
 BUILD_MS = 8.0  # work per slice while the older messages are put in
 
 
+def q(sel: str, root: Any) -> Any:
+    return root.querySelector(sel)
+
+
 class LogView:
     def __init__(self, app: LogViewHost) -> None:
         self.app = app
@@ -60,11 +62,10 @@ class LogView:
         self._older: list[Message] = []  # not on screen yet: put in before self._anchor
         self._anchor: Any = None
         self._build_gen = 0
-        self._anchoring = bool(js.CSS.supports("overflow-anchor", "auto"))
 
     def _clone(self, template: str) -> Any:
         if template not in self._templates:
-            self._templates[template] = q(template).content.firstElementChild
+            self._templates[template] = q(template, self.app.doc).content.firstElementChild
         return self._templates[template].cloneNode(True)
 
     # -- building ------------------------------------------------------------------------------
@@ -80,15 +81,15 @@ class LogView:
             self._restored.clear()
             self._footers.clear()
             self.app.restorer.reset(conv.id)
-        top = self.log.scrollTop
+        if not switched:
+            self.app.scroll.hold()
         path = conv.path()
         keep = 0 if switched else self._kept(path)
         rest = path[keep:]
         self._older, new = rest[:-FIRST_SHOWN], rest[-FIRST_SHOWN:]
         els = [self.element(m) for m in new]
-        children = self.log.children
-        while children.length > keep:
-            children[children.length - 1].remove()
+        for child in self.log.children[keep:]:
+            child.remove()
         self.log.append(*els)
         self._anchor = els[0] if els and self._older else None
         for msg, el in zip(new, els, strict=True):
@@ -99,7 +100,7 @@ class LogView:
             self.app.scroll.reset()
             self.app.scroll.follow()
         else:
-            self.log.scrollTop = top
+            self.app.scroll.unhold()
         self._build_gen += 1
         if self._older:
             self._schedule_build(conv, self._build_gen)
@@ -109,7 +110,7 @@ class LogView:
         children = self.log.children
         n = 0
         for msg in path:
-            if n >= children.length:
+            if n >= len(children):
                 break
             el = children[n]
             if attr(el, "data-id") != msg.id:
@@ -117,34 +118,31 @@ class LogView:
             if msg.role == "user":
                 if q(".edit-box", el) is not None:
                     break
-            elif el != self.element(msg):  # JS identity (Pyodide compares with ===)
+            elif el is not self.element(msg):
                 break
             n += 1
         return n
 
     def _schedule_build(self, conv: Conversation, gen: int) -> None:
-        js.setTimeout(create_once_callable(lambda: self._build_older(conv, gen)), 0)
+        asyncio.get_event_loop().call_soon(self._build_older, conv, gen)
 
     def _build_older(self, conv: Conversation, gen: int) -> None:
-        """Put in the next older messages (newest of them first), above what is shown."""
+        """Put in the next older messages (newest of them first), above what is shown. The
+        reader's view stays where it is: the engine's scroll anchoring, or the view's own
+        hold where there is none (WebKit)."""
         if gen != self._build_gen or conv.id != self.chat_id or self._anchor is None:
             return
-        start = js.performance.now()
-        log = self.log
-        height = log.scrollHeight
+        clock = self.app.platform.clock
+        start = clock()
         batch: list[tuple[Message, Any]] = []
-        while self._older and js.performance.now() - start < BUILD_MS:
+        while self._older and clock() - start < BUILD_MS:
             msg = self._older.pop()
             batch.append((msg, self.element(msg)))
         for _, el in batch:
-            log.insertBefore(el, self._anchor)
+            self.log.insertBefore(el, self._anchor)
             self._anchor = el
         for msg, el in batch:
             self._refresh_one(conv, el, msg, self.app.busy(conv.id))
-        if self.app.scroll.follower.following:
-            self.app.scroll.after_render()
-        elif not self._anchoring:  # Safari: keep the reader's view where it was
-            log.scrollTop = log.scrollTop + (log.scrollHeight - height)
         if self._older:
             self._schedule_build(conv, gen)
         else:
@@ -226,7 +224,7 @@ class LogView:
             )
         )
         before = self._footers.get(msg.id)
-        if before is not None and before[1:] == (shown, pos, count) and before[0] == art:
+        if before is not None and before[1:] == (shown, pos, count) and before[0] is art:
             return  # as it is on screen already
         self._footers[msg.id] = (art, shown, pos, count)
         for action, role in ACTION_ROLES.items():
@@ -255,4 +253,4 @@ class LogView:
         self.show_speed(turn.el, turn.speed.view(turn.now()))
 
     def set_empty(self, empty: bool) -> None:
-        js.document.body.dataset.empty = "1" if empty else ""
+        self.app.doc.body.dataset.empty = "1" if empty else ""

@@ -7,7 +7,10 @@ others are read from storage the first time a search needs them (when the field 
 each chat's search record (its searched messages, stored with it), not its whole body,
 folded once and kept, and dropped when the chat changes (``forget``). Every keystroke starts
 a new search and ends the one before it (``_gen``); a search runs in slices of ``SLICE_MS``
-between which the page paints and takes the next key, so typing never waits on a scan.
+between which the next keystroke's event is taken, so typing never waits on a scan.
+
+The keys (arrows between the field and the results, Enter, Escape) are the view's
+(``web/view.js``): they move focus, press a result, or empty the field (an ``input`` event).
 """
 
 from __future__ import annotations
@@ -16,10 +19,9 @@ import asyncio
 import html
 from typing import TYPE_CHECKING, Any
 
-import js
-
 from ..page.chats import ChatSummary, sort_chats
 from ..page.conversation import Conversation
+from ..page.extras_view import attr
 from ..page.search import (
     ChatText,
     Hit,
@@ -30,7 +32,8 @@ from ..page.search import (
     read_batches,
     search_steps,
 )
-from .dom import PAUSES, attr, js_obj, q, spawn
+from ..view import Element, Event
+from .platform import PAUSES, spawn
 
 if TYPE_CHECKING:
     from .ports import SearchOwner
@@ -57,9 +60,11 @@ class SearchView:
     def __init__(self, chats: SearchOwner) -> None:
         self.chats = chats
         self.app = chats.app
-        self.field = q("[data-role=search]")
-        self.results_el = q("[data-role=search-results]")
-        self.count_el = q("[data-role=search-count]")
+        doc = self.app.doc
+        self.field: Element = doc.querySelector("[data-role=search]")  # type: ignore[assignment]
+        self.results_el: Element = doc.querySelector("[data-role=search-results]")  # type: ignore[assignment]
+        self.count_el: Element = doc.querySelector("[data-role=search-count]")  # type: ignore[assignment]
+        self.clock = self.app.platform.clock
         self.texts: dict[str, ChatText] = {}
         self._gen = 0
         self._opens = 0  # results opened: only the latest one opened goes on to mark its term
@@ -71,12 +76,9 @@ class SearchView:
         self.reads = {"memory": 0, "record": 0, "body": 0}
 
     def bind(self) -> None:
-        on = self.app.listeners.on
-        on(self.field, "input", lambda e: spawn(self.run(str(self.field.value))))
-        on(self.field, "focus", lambda e: self.prepare())
-        on(self.field, "keydown", self._on_field_key)
-        on(self.results_el, "click", self._on_click)
-        on(self.results_el, "keydown", self._on_results_key)
+        self.field.addEventListener("input", lambda e: spawn(self.run(str(self.field.value))))
+        self.field.addEventListener("focus", lambda e: self.prepare())
+        self.results_el.addEventListener("click", self._on_click)
 
     @property
     def active(self) -> bool:
@@ -121,22 +123,22 @@ class SearchView:
         for batch in [kept, *read_batches(stored, READ_MESSAGES)]:
             wanted = [r.id for r in batch if r.id not in self.chats.convs]
             records = await self.chats.store.load_search_records(wanted) if wanted else {}
-            start = js.performance.now()
+            start = self.clock()
             for row in batch:
                 if row.id in self.texts or self.chats.rows.get(row.id) != row:
                     continue  # read meanwhile, or changed or gone: the next search reads it
                 text = self._kept_text(row, records.get(row.id, ""))
                 if text is None:
                     conv = await self._read_body(row)
-                    start = js.performance.now()
+                    start = self.clock()
                     text = ChatText.of(conv) if conv is not None else None
                 if text is not None:
                     self.texts[row.id] = text
-                now = js.performance.now()
+                now = self.clock()
                 self.longest_ms = max(self.longest_ms, now - start)
                 if now - start >= SLICE_MS:
                     await asyncio.sleep(0)
-                    start = js.performance.now()
+                    start = self.clock()
             await asyncio.sleep(0)
 
     def _kept_text(self, row: ChatSummary, record: str) -> ChatText | None:
@@ -214,22 +216,22 @@ class SearchView:
         """``hits`` and those in ``texts``, best first, in slices of ``SLICE_MS``; None if a
         newer keystroke started meanwhile."""
         steps = search_steps(texts, term)
-        start = js.performance.now()
+        start = self.clock()
         while True:
             try:
                 new = next(steps)
             except StopIteration as done:
                 new = done.value
                 break
-            if js.performance.now() - start >= SLICE_MS:
+            if self.clock() - start >= SLICE_MS:
                 self.render(rank(hits + new), "")
-                self.longest_ms = max(self.longest_ms, js.performance.now() - start)
+                self.longest_ms = max(self.longest_ms, self.clock() - start)
                 PAUSES[0] += 1
                 await asyncio.sleep(0)
                 if gen != self._gen:
                     return None
-                start = js.performance.now()
-        self.longest_ms = max(self.longest_ms, js.performance.now() - start)
+                start = self.clock()
+        self.longest_ms = max(self.longest_ms, self.clock() - start)
         return rank(hits + new)
 
     def render(self, hits: list[Hit], term: str) -> None:
@@ -252,15 +254,8 @@ class SearchView:
         if not items and not searching:
             items.append('<li class="empty">No chat has this text.</li>')
         # The results grow while stored chats are read: a reader on a result (arrow keys)
-        # keeps it, or focus would fall to the page with each growth.
-        active = js.document.activeElement
-        focused = attr(active, "data-chat") if self.results_el.contains(active) else ""
+        # keeps it (the view gives focus back to the result for the same chat, or the field).
         self.results_el.innerHTML = "".join(items)
-        if focused:
-            again = q(
-                f'[data-role=search-result][data-chat="{js.CSS.escape(focused)}"]', self.results_el
-            )
-            (again or self.field).focus()
         self.results_el.setAttribute("data-term", term)
         label = count_label(len(hits), searching)
         if attr(self.count_el, "data-count") != label:  # said again only when it changes
@@ -281,42 +276,11 @@ class SearchView:
         self.field.value = ""
         self.show_list()
 
-    # -- keys and clicks -----------------------------------------------------------------------
+    # -- clicks --------------------------------------------------------------------------------
 
-    def _results(self) -> list[Any]:
-        return list(self.results_el.querySelectorAll("[data-role=search-result]"))
-
-    def _on_field_key(self, e: Any) -> None:
-        if e.key == "Escape" and str(self.field.value):
-            e.preventDefault()  # (the page's Escape would close the drawer)
-            self.clear()
-        elif e.key == "ArrowDown" and self._results():
-            e.preventDefault()
-            self._results()[0].focus()
-        elif e.key == "Enter" and self._results():
-            e.preventDefault()
-            self._open(self._results()[0])
-
-    def _on_results_key(self, e: Any) -> None:
-        results = self._results()
-        if e.target not in results:
-            return
-        i = results.index(e.target)
-        if e.key in ("ArrowDown", "ArrowUp"):
-            e.preventDefault()
-            step = 1 if e.key == "ArrowDown" else -1
-            if 0 <= i + step < len(results):
-                results[i + step].focus()
-            elif step < 0:
-                self.field.focus()
-        elif e.key == "Escape":
-            e.preventDefault()
-            self.clear()
-            self.field.focus()
-
-    def _on_click(self, e: Any) -> None:
-        btn = e.target.closest("[data-role=search-result]")
-        if btn:
+    def _on_click(self, e: Event) -> None:
+        btn = e.target.closest("[data-role=search-result]") if e.target is not None else None
+        if btn is not None:
             self._open(btn)
 
     def _open(self, btn: Any) -> None:
@@ -341,46 +305,42 @@ class SearchView:
         log = self.app.log
         for old in log.querySelectorAll("[data-search-hit]"):
             old.removeAttribute("data-search-hit")
-        sel = f'article[data-id="{js.CSS.escape(message_id)}"]'
         waited = 0.0
-        while not (el := q(sel, log)) and waited < FIND_WAIT_S:  # (JS null is falsy)
+        while (el := _article(log, message_id)) is None and waited < FIND_WAIT_S:
             await asyncio.sleep(0.02)  # older messages are put in slices (log_view)
             waited += 0.02
-        if not el or not current():
+        if el is None or not current():
             return
         el.setAttribute("data-search-hit", "1")
-        self.app.scroll.follower.on_user_intent_up()  # stay here, not at the chat's end
-        el.scrollIntoView(js_obj({"block": "center"}))
+        self.app.scroll.center(el)  # and stay here, not at the chat's end
         while attr(el, "data-pending") and waited < FIND_WAIT_S:  # rendered once in view
             await asyncio.sleep(0.02)
             waited += 0.02
         if current() and el.isConnected:  # (a stale open would unmark the newer one's term)
-            mark_term(el, term)
+            await mark_term(el, term)
 
 
-def mark_term(el: Any, term: str) -> bool:
+def _article(log: Element, message_id: str) -> Element | None:
+    return next(
+        (a for a in log.querySelectorAll("article[data-id]") if attr(a, "data-id") == message_id),
+        None,
+    )
+
+
+async def mark_term(el: Element, term: str) -> bool:
     """The term's first occurrence in message ``el``'s shown text, marked with the CSS Custom
-    Highlight API (``::highlight(pysse-search)``): the answer's DOM is not touched. Where the
-    engine has no ``CSS.highlights``, or the rendered text does not hold the term, only the
-    message is marked. True if the term was marked."""
-    highlights = getattr(js.CSS, "highlights", None)  # (a registry is falsy while empty)
-    if highlights is None or not term:
+    Highlight API (``::highlight(pysse-search)``): the answer's DOM is not touched. The view
+    hands over the message's text nodes (at most ``MARK_NODES``; None where the engine has no
+    ``CSS.highlights``), the term is located here, with the same Unicode folding as the
+    search, and the view marks the range. Where the rendered text does not hold the term,
+    only the message is marked. True if the term was marked."""
+    if not term:
         return False
-    highlights.delete(HIGHLIGHT)
-    content = q(".content", el) or el
-    walker = js.document.createTreeWalker(content, 4)  # NodeFilter.SHOW_TEXT
-    nodes: list[Any] = []
-    while len(nodes) < MARK_NODES:
-        node = walker.nextNode()
-        if node is None or not hasattr(node, "data"):  # JS null: no more text (an empty
-            break  # text node is falsy, so truthiness would end early)
-        nodes.append(node)
-    where = locate([str(n.data) for n in nodes], term)
+    texts = await el.ownerDocument.call("texts", el.handle, MARK_NODES)
+    if texts is None:
+        return False
+    where = locate([str(t) for t in texts], term)
     if where is None:
         return False
-    i, lo, j, hi = where
-    rng = js.document.createRange()
-    rng.setStart(nodes[i], lo)
-    rng.setEnd(nodes[j], hi)
-    highlights.set(HIGHLIGHT, js.Highlight.new(rng))
+    el.ownerDocument.ops.add(["mark", el.handle, list(where)])
     return True

@@ -9,8 +9,6 @@ import asyncio
 import html
 from typing import TYPE_CHECKING, Any
 
-import js
-
 from ..page.chats import (
     IMPORT_MAX,
     ChatSummary,
@@ -20,7 +18,9 @@ from ..page.chats import (
     parse_import_steps,
 )
 from ..page.conversation import Conversation, ImportError_
-from .dom import attr, download, q, run_sliced, spawn
+from ..page.extras_view import attr
+from ..view import Element, Event
+from .platform import run_sliced, spawn
 from .search_view import SearchView
 from .storage import ChatStore
 
@@ -33,23 +33,32 @@ __all__ = ["ChatList"]
 class ChatList:
     def __init__(self, app: ChatsHost) -> None:
         self.app = app
-        self.store = ChatStore(app.storage_problem)
+        self.store = ChatStore(app.platform.store, app.storage_problem, app.platform.now_epoch_ms)
         self.rows: dict[str, ChatSummary] = {}
         self.convs: dict[str, Conversation] = {}  # loaded: the open chat, chats still streaming
-        self.list_el = q("[data-role=chat-list]")
+        self.list_el = self._el("[data-role=chat-list]")
         self.search = SearchView(self)  # search across chats: the field above the list
 
+    def _el(self, selector: str) -> Element:
+        el = self.app.doc.querySelector(selector)
+        if el is None:
+            raise LookupError(f"the page has no {selector} element: rebuild the site")
+        return el
+
     def bind(self) -> None:
-        on = self.app.listeners.on
-        on(self.list_el, "click", self._on_click)
-        on(self.list_el, "keydown", self._on_key)
-        on(q("[data-role=chats-toggle]"), "click", lambda e: self.toggle())
-        on(q("[data-role=chats-close]"), "click", lambda e: self.close_drawer())
-        on(q("[data-role=chats-backdrop]"), "click", lambda e: self.close_drawer())
-        on(q("[data-role=delete-all]"), "click", lambda e: spawn(self.delete_all()))
-        on(q("[data-role=export-md]"), "click", lambda e: self.export("md"))
-        on(q("[data-role=export-json]"), "click", lambda e: self.export("json"))
-        on(q("[data-role=import]"), "change", self._on_import)
+        def on(selector: str, kind: str, fn: Any) -> None:
+            self._el(selector).addEventListener(kind, fn)
+
+        self.list_el.addEventListener("click", self._on_click)
+        # the rename box's Enter and Escape (the view forwards only these keys)
+        self.list_el.addEventListener("keydown", self._on_key, keys=("Enter", "Escape"))
+        on("[data-role=chats-toggle]", "click", lambda e: self.toggle())
+        on("[data-role=chats-close]", "click", lambda e: self.close_drawer())
+        on("[data-role=chats-backdrop]", "click", lambda e: self.close_drawer())
+        on("[data-role=delete-all]", "click", lambda e: spawn(self.delete_all()))
+        on("[data-role=export-md]", "click", lambda e: self.export("md"))
+        on("[data-role=export-json]", "click", lambda e: self.export("json"))
+        on("[data-role=import]", "change", self._on_import)
         self.search.bind()
 
     # -- loading and saving --------------------------------------------------------------------
@@ -114,7 +123,9 @@ class ChatList:
         empty = '<li class="empty">No saved chats yet.</li>'
         self.list_el.innerHTML = "".join(items) or empty
 
-    def _on_click(self, e: Any) -> None:
+    def _on_click(self, e: Event) -> None:
+        if e.target is None:
+            return
         btn = e.target.closest("button")
         item = e.target.closest("li[data-chat]")
         if btn is None or item is None:
@@ -131,7 +142,7 @@ class ChatList:
 
     def start_rename(self, item: Any, chat_id: str) -> None:
         row = self.rows[chat_id]
-        box = js.document.createElement("input")
+        box = self.app.doc.createElement("input")
         box.value = row.title
         box.setAttribute("aria-label", "Chat name")
         box.dataset.role = "chat-title"
@@ -139,15 +150,16 @@ class ChatList:
         box.focus()
         box.select()
 
-    def _on_key(self, e: Any) -> None:
+    def _on_key(self, e: Event) -> None:
+        """Enter in the rename box renames, Escape gives the list back (the view kept the
+        page's Escape from closing the drawer too)."""
         box = e.target
-        if box.getAttribute("data-role") != "chat-title":
+        if box is None or box.getAttribute("data-role") != "chat-title":
             return
-        if e.key == "Enter":
-            e.preventDefault()
-            spawn(self.rename(attr(box.closest("li"), "data-chat"), str(box.value)))
+        item = box.closest("li")
+        if e.key == "Enter" and item is not None:
+            spawn(self.rename(attr(item, "data-chat"), str(box.value)))
         elif e.key == "Escape":
-            e.stopPropagation()
             self.render()
 
     async def rename(self, chat_id: str, title: str) -> None:
@@ -159,8 +171,11 @@ class ChatList:
 
     async def delete(self, chat_id: str) -> None:
         row = self.rows.get(chat_id)
-        if row is None or not js.confirm(f"Delete the chat “{row.label}”? This cannot be undone."):
+        ask = f"Delete the chat “{row.label}”? This cannot be undone." if row else ""
+        if row is None or not await self.app.doc.call("confirm", ask):
             return
+        if chat_id not in self.rows:
+            return  # deleted meanwhile
         self.rows.pop(chat_id, None)
         conv = self.convs.pop(chat_id, None)
         if conv is not None:
@@ -173,9 +188,8 @@ class ChatList:
         self.render()
 
     async def delete_all(self) -> None:
-        if not self.rows or not js.confirm(
-            f"Delete all {len(self.rows)} chats and their recordings? This cannot be undone."
-        ):
+        ask = f"Delete all {len(self.rows)} chats and their recordings? This cannot be undone."
+        if not self.rows or not await self.app.doc.call("confirm", ask):
             return
         for chat_id in self.rows:
             self.app.answers.stop_chat(chat_id)
@@ -191,28 +205,28 @@ class ChatList:
     # -- the drawer (small screens) ------------------------------------------------------------
 
     def toggle(self) -> None:
-        if attr(js.document.body, "data-chats-open") == "1":
+        body = self.app.doc.body
+        if attr(body, "data-chats-open") == "1":
             self.close_drawer()
         else:
-            js.document.body.dataset.chatsOpen = "1"
-            q("[data-role=chats-backdrop]").hidden = False
-            q("[data-role=chats-toggle]").setAttribute("aria-expanded", "true")
-            first = q("[data-role=chat-list] button") or q("[data-role=chats-close]")
-            first.focus()
+            body.dataset.chatsOpen = "1"
+            self._el("[data-role=chats-backdrop]").hidden = False
+            self._el("[data-role=chats-toggle]").setAttribute("aria-expanded", "true")
+            first = self.app.doc.querySelector("[data-role=chat-list] button")
+            (first or self._el("[data-role=chats-close]")).focus()
 
     @property
     def drawer_open(self) -> bool:
-        return bool(attr(js.document.body, "data-chats-open") == "1")
+        return bool(attr(self.app.doc.body, "data-chats-open") == "1")
 
     def close_drawer(self) -> None:
         if not self.drawer_open:
             return
-        js.document.body.dataset.chatsOpen = ""
-        q("[data-role=chats-backdrop]").hidden = True
-        toggle = q("[data-role=chats-toggle]")
+        self.app.doc.body.dataset.chatsOpen = ""
+        self._el("[data-role=chats-backdrop]").hidden = True
+        toggle = self._el("[data-role=chats-toggle]")
         toggle.setAttribute("aria-expanded", "false")
-        if js.getComputedStyle(toggle).display != "none":
-            toggle.focus()
+        toggle.focus(ifShown=True)  # (on a wide screen the toggle is not shown)
 
     # -- files ---------------------------------------------------------------------------------
 
@@ -223,18 +237,19 @@ class ChatList:
             return
         name = export_filename(conv.title or "chat", kind)
         if kind == "md":
-            download(name, conv.to_markdown(), "text/markdown")
+            self.app.doc.ops.add(["download", name, conv.to_markdown(), "text/markdown"])
         else:
             recs = {
                 m: r for m, r in self.app.answers.recordings_of(conv).items() if m in conv.messages
             }
-            download(name, export_json(conv, recs), "application/json")
+            json_text = export_json(conv, recs)
+            self.app.doc.ops.add(["download", name, json_text, "application/json"])
 
-    def _on_import(self, e: Any) -> None:
-        files = e.target.files
-        if files.length:
-            spawn(self._import(files.item(0)))
-        e.target.value = ""
+    def _on_import(self, e: Event) -> None:
+        """A file chosen (the view sends the ``File`` itself: it is read here, not on the
+        main thread, and the input is emptied there so the same file can be chosen again)."""
+        if e.files:
+            spawn(self._import(e.files[0]))
 
     async def _import(self, file: Any) -> None:
         if int(file.size) > IMPORT_MAX:  # refused before reading: reading it is the freeze

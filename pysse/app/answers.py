@@ -13,14 +13,15 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from ..inspector import cut
+from ..page.call import Timeouts
 from ..page.conversation import Conversation, Message
+from ..page.extras_view import attr
 from ..page.message_view import announcement
 from ..page.recording import RECORDING_MAX, Recording
 from ..page.request import body_format, build_body, parse_header_lines, thinking_budget
 from ..providers import get_provider
-from .call import Timeouts
-from .dom import attr, q, run_sliced, spawn
 from .inspector_panel import WHOLE_MAX, Restored
+from .platform import run_sliced, spawn
 from .turn import Turn
 
 if TYPE_CHECKING:
@@ -302,7 +303,7 @@ class Answers:
     def source_of(self, art: Any) -> Turn | Restored | None:
         """What the inspector reads for an answer on screen: its live Turn, or its stored
         recording (None if none was kept)."""
-        turn = next((t for t in self.turns if t.el == art), None)
+        turn = next((t for t in self.turns if t.el is art), None)
         if turn is not None:
             return turn
         mid = attr(art, "data-id")
@@ -317,7 +318,7 @@ class Answers:
         el = self.app.view.new_assistant()
         el.dataset.replay = "1"
         self.app.log.appendChild(el)
-        q(".status", el).textContent = f"Replaying {label}…"
+        el.querySelector(".status").textContent = f"Replaying {label}…"
         turn = Turn(self.app, [], el, replay=True)
         self.turns.append(turn)
         self.active.append(turn)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-import js
-
 from ..inspector import Report, analyze, check_sizes, compare_steps, replay_refusal
 from ..page.inspector_view import (
     PAGE,
@@ -24,7 +22,8 @@ from ..page.inspector_view import (
 )
 from ..page.recording import Recording
 from ..providers import FORMATS, Format
-from .dom import download, q, run_sliced, spawn
+from ..view import Event
+from .platform import run_sliced, spawn
 
 WHOLE_MAX = 1 << 20  # a "whole" replay bigger than this is fed in pieces of this size
 
@@ -64,8 +63,8 @@ class InspectorPanel:
 
     def __init__(self, app: InspectorHost) -> None:
         self.app = app
-        self.panel = q("[data-role=inspector]")
-        self.body = q("[data-role=insp-body]")
+        self.panel = self.q("[data-role=inspector]")
+        self.body = self.q("[data-role=insp-body]")
         self.turn: Turn | Restored | None = None
         self.missing = False  # opened for an answer whose recording was not kept
         self.opener: Any = None  # focus goes back here on close
@@ -76,14 +75,17 @@ class InspectorPanel:
         self._report: Report | None = None
         self._report_key: tuple[int, int, int] | None = None
 
+    def q(self, selector: str) -> Any:
+        return self.app.doc.querySelector(selector)
+
     def bind(self) -> None:
-        on = self.app.listeners.on
-        on(self.panel, "click", self._on_click)
-        on(q("[role=tablist]", self.panel), "keydown", self._on_tab_key)
-        on(q("[data-role=replay-file]"), "change", self._on_file)
-        drop = q("[data-role=replay-drop]")
-        on(drop, "dragover", lambda e: e.preventDefault())
-        on(drop, "drop", self._on_drop)
+        """Clicks, a chosen or dropped file. The tabs' arrow keys are the view's: they move
+        focus and press the tab (a click)."""
+        self.panel.addEventListener("click", self._on_click)
+        self.q("[data-role=replay-file]").addEventListener("change", self._on_file)
+        self.q("[data-role=replay-drop]").addEventListener("drop", self._on_drop)
+        for sel in ("[data-role=replay-chunk]", "[data-role=replay-delay]"):
+            self.q(sel).addEventListener("input", lambda e: None)  # their values, mirrored
 
     @property
     def is_open(self) -> bool:
@@ -94,40 +96,25 @@ class InspectorPanel:
     ) -> None:
         self.turn = turn
         self.missing = missing
-        self.opener = opener or js.document.activeElement
+        self.opener = opener  # focus goes back there on close (else to the composer)
         self.shown = PAGE
         self.panel.hidden = False
-        js.document.body.dataset.inspecting = "1"
+        self.app.doc.body.dataset.inspecting = "1"
         self.render()
-        q(f"[data-tab={self.tab}]", self.panel).focus()
+        self.panel.querySelector(f"[data-tab={self.tab}]").focus()
 
     def close(self) -> None:
         if self.panel.hidden:
             return
         self.panel.hidden = True
-        js.document.body.dataset.inspecting = ""
+        self.app.doc.body.dataset.inspecting = ""
         self.turn = None
         back = self.opener
         self.opener = None
-        if back is not None and js.document.contains(back):
+        if back is not None and back.isConnected:
             back.focus()
         else:
-            q("[data-role=prompt]").focus()
-
-    def _on_tab_key(self, e: Any) -> None:
-        """Arrow keys, Home and End move between the tabs (and select them)."""
-        moves = {"ArrowRight": 1, "ArrowLeft": -1, "Home": -len(TABS), "End": len(TABS)}
-        if e.key not in moves:
-            return
-        e.preventDefault()
-        i = TABS.index(self.tab)
-        step = moves[str(e.key)]
-        if e.key in ("Home", "End"):
-            i = 0 if e.key == "Home" else len(TABS) - 1
-        else:
-            i = (i + step) % len(TABS)
-        self.select_tab(TABS[i])
-        q(f"[data-tab={self.tab}]", self.panel).focus()
+            self.q("[data-role=prompt]").focus()
 
     def select_tab(self, tab: str) -> None:
         self.tab = tab
@@ -153,11 +140,13 @@ class InspectorPanel:
             selected = b.getAttribute("data-tab") == self.tab
             b.setAttribute("aria-selected", "true" if selected else "false")
             b.tabIndex = 0 if selected else -1
-        q("[role=tabpanel]", self.panel).setAttribute("aria-labelledby", f"insp-tab-{self.tab}")
-        q("[data-role=insp-replay]").hidden = self.tab != "replay"
+        self.panel.querySelector("[role=tabpanel]").setAttribute(
+            "aria-labelledby", f"insp-tab-{self.tab}"
+        )
+        self.q("[data-role=insp-replay]").hidden = self.tab != "replay"
         turn = self.turn
         if turn is None:  # opened with ?inspect=1: a saved file can still be replayed
-            q("[data-role=insp-title]").textContent = ""
+            self.q("[data-role=insp-title]").textContent = ""
             note = (
                 "This answer's stream was not kept (Settings → Keep stream recordings, or "
                 "it was larger than 4 MiB), "
@@ -172,7 +161,7 @@ class InspectorPanel:
             )
             return
         idx = self.app.answer_number(turn)
-        q("[data-role=insp-title]").textContent = f"answer {idx} · {turn.state}"
+        self.q("[data-role=insp-title]").textContent = f"answer {idx} · {turn.state}"
         if self.tab == "replay":
             html = render_compare(self.compare)
         elif self.tab == "timing":
@@ -185,8 +174,8 @@ class InspectorPanel:
 
     # -- actions -------------------------------------------------------------------------------
 
-    def _on_click(self, e: Any) -> None:
-        btn = e.target.closest("button")
+    def _on_click(self, e: Event) -> None:
+        btn = e.target.closest("button") if e.target is not None else None
         if btn is None:
             return
         role = btn.getAttribute("data-role")
@@ -208,11 +197,12 @@ class InspectorPanel:
             return
         idx = self.app.answer_number(turn)
         fmt = turn.timing().get("format") or "stream"
-        download(f"pysse-answer-{idx}-{fmt}.sse", turn.raw(), "text/event-stream")
+        name = f"pysse-answer-{idx}-{fmt}.sse"
+        self.app.doc.ops.add(["download", name, turn.raw(), "text/event-stream"])
 
     def start_replay(self, data: bytes, label: str) -> None:
-        chunk = int(q("[data-role=replay-chunk]").value or 0)
-        delay = int(q("[data-role=replay-delay]").value or 0)
+        chunk = int(self.q("[data-role=replay-chunk]").value or 0)
+        delay = int(self.q("[data-role=replay-delay]").value or 0)
         refusal = replay_refusal(len(data), chunk)
         if refusal is not None:
             self.refuse(refusal)
@@ -245,26 +235,23 @@ class InspectorPanel:
         self.tab = "replay"
         self.compare = None
         self.render()
-        note = js.document.createElement("p")
+        note = self.app.doc.createElement("p")
         note.className = "insp-note bad"
         note.dataset.role = "insp-refused"
         note.textContent = f"Not replayed: {message}."
         self.body.prepend(note)
 
-    def _on_file(self, e: Any) -> None:
-        files = e.target.files
-        if files.length:
-            self._take_file(files.item(0))
+    def _on_file(self, e: Event) -> None:
+        if e.files:
+            self._take_file(e.files[0])
 
-    def _on_drop(self, e: Any) -> None:
-        e.preventDefault()
-        files = e.dataTransfer.files
-        if files.length:
-            self._take_file(files.item(0))
+    def _on_drop(self, e: Event) -> None:
+        if e.files:  # (the view kept the browser from opening the file)
+            self._take_file(e.files[0])
 
     def _take_file(self, file: Any) -> None:
         # Refuse by the file's size before reading it: reading 200 MB is the freeze itself.
-        chunk = int(q("[data-role=replay-chunk]").value or 0)
+        chunk = int(self.q("[data-role=replay-chunk]").value or 0)
         refusal = replay_refusal(int(file.size), chunk)
         if refusal is not None:
             self.refuse(refusal)
@@ -273,4 +260,5 @@ class InspectorPanel:
 
     async def _read_file(self, file: Any) -> None:
         buf = await file.arrayBuffer()
-        self.start_replay(buf.to_bytes(), str(file.name))
+        data = buf.to_bytes() if hasattr(buf, "to_bytes") else bytes(buf)
+        self.start_replay(data, str(file.name))

@@ -1,6 +1,7 @@
-"""Chats in IndexedDB (``web/store.js``), with the page working on in memory when storage is
-missing or fails (private browsing, a full disk): the first failure is reported once, in
-words (``page.chats.storage_problem``), and nothing is lost from the page.
+"""Chats in IndexedDB (``web/store.js``, reached through the platform's ``StoreBackend``), with
+the page working on in memory when storage is missing or fails (private browsing, a full
+disk): the first failure is reported once, in words (``page.chats.storage_problem``), and
+nothing is lost from the page.
 
 Stores: ``chats`` (the list's rows, cheap to list), ``bodies`` (each conversation's JSON),
 ``recordings`` (``chat/message`` → metadata JSON + the bytes), ``meta`` (the open chat, the
@@ -17,15 +18,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import js
-from pyodide.ffi import JsException, to_js
-
 from ..jsonsafe import loads_bounded, loads_bounded_steps
 from ..page.chats import ChatSummary, conversation_json_steps, storage_problem
 from ..page.conversation import Conversation, ImportError_
 from ..page.recording import TOTAL_MAX, Recording, RecordingError, evict
 from ..page.search import search_record_steps
-from .dom import js_obj, run_sliced
+from .platform import StoreBackend, run_sliced
 
 __all__ = ["ChatStore"]
 
@@ -37,7 +35,14 @@ def _rec_key(chat_id: str, message_id: str) -> str:
 class ChatStore:
     """Async reads and writes of chats; every method is safe to call when storage is off."""
 
-    def __init__(self, on_problem: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        backend: StoreBackend | None,
+        on_problem: Callable[[str], None],
+        now_epoch_ms: Callable[[], float],
+    ) -> None:
+        self.backend = backend
+        self.now_epoch_ms = now_epoch_ms
         self.on_problem = on_problem
         self.ok = False
         self.problem = ""
@@ -54,22 +59,21 @@ class ChatStore:
             self.on_problem(self.problem)
 
     async def _call(self, method: str, *args: Any) -> Any:
-        if not self.ok:
+        if not self.ok or self.backend is None:
             return None
         try:
-            return await getattr(js.pysseStore, method)(*args)
-        except (JsException, AttributeError, TypeError) as exc:
+            return await getattr(self.backend, method)(*args)
+        except Exception as exc:  # (a JsException in the browser: a DOMException's name)
             self._fail(exc)
             return None
 
     async def open(self) -> bool:
-        store = getattr(js.window, "pysseStore", None)
-        if store is None:
+        if self.backend is None:
             self._fail(RuntimeError("store.js did not load"))
             return False
         try:
-            await store.open()
-        except JsException as exc:
+            await self.backend.open()
+        except Exception as exc:
             self._fail(exc)
             return False
         self.ok = True
@@ -109,8 +113,8 @@ class ChatStore:
         record = await run_sliced(record_steps)
         if self._saves.get(conv.id) != seq:
             return  # a newer save of this chat is under way (it writes), or it was deleted
-        entries = [["bodies", conv.id, body], ["search", conv.id, record], ["chats", conv.id, row]]
-        await self._call("putAll", to_js(entries))  # one transaction: they never disagree
+        entries = [("bodies", conv.id, body), ("search", conv.id, record), ("chats", conv.id, row)]
+        await self._call("putAll", entries)  # one transaction: they never disagree
 
     def _outdate(self, chat_id: str) -> int:
         """Number a new save of ``chat_id`` (or a delete): any save under way is outdated,
@@ -125,7 +129,7 @@ class ChatStore:
 
     async def load_search_records(self, chat_ids: list[str]) -> dict[str, str]:
         """The stored search records of these chats (one transaction); absent where none."""
-        values = await self._call("getMany", "search", to_js(chat_ids))
+        values = await self._call("getMany", "search", chat_ids)
         return {
             cid: value
             for cid, value in zip(chat_ids, values or [], strict=False)
@@ -134,9 +138,9 @@ class ChatStore:
 
     async def delete_chat(self, chat_id: str) -> None:
         self._outdate(chat_id)  # a save of it under way (encoded in slices) writes nothing
-        await self._call("del", "chats", chat_id)
-        await self._call("del", "bodies", chat_id)
-        await self._call("del", "search", chat_id)
+        await self._call("delete", "chats", chat_id)
+        await self._call("delete", "bodies", chat_id)
+        await self._call("delete", "search", chat_id)
         await self._call("delPrefix", "recordings", chat_id + "/")
         await self._call("delPrefix", "html", chat_id + "/")
         index = [row for row in await self._index() if not row[0].startswith(chat_id + "/")]
@@ -157,7 +161,7 @@ class ChatStore:
     async def load_html(self, chat_id: str, wanted: list[tuple[str, str]]) -> dict[str, str]:
         """The cached HTML of ``(message id, key)`` pairs; absent where there is none."""
         names = [f"{chat_id}/{mid}/{key}" for mid, key in wanted]
-        values = await self._call("getMany", "html", to_js(names))
+        values = await self._call("getMany", "html", names)
         out: dict[str, str] = {}
         for (mid, _), value in zip(wanted, values or [], strict=False):
             if isinstance(value, str):
@@ -199,17 +203,17 @@ class ChatStore:
         """Keep a recording; the oldest are dropped when all of them pass ``TOTAL_MAX``."""
         key = _rec_key(chat_id, message_id)
         meta, data = rec.pack()
-        value = js_obj({"meta": json.dumps(meta), "bytes": to_js(data)})
+        value = {"meta": json.dumps(meta), "bytes": data}
         await self._call("put", "recordings", key, value)
         index = [row for row in await self._index() if row[0] != key]
-        index.append((key, len(data), float(js.Date.now())))
+        index.append((key, len(data), float(self.now_epoch_ms())))
         for old in evict(index, TOTAL_MAX):
-            await self._call("del", "recordings", old)
+            await self._call("delete", "recordings", old)
             index = [row for row in index if row[0] != old]
         await self._call("put", "meta", "recordings", json.dumps(index))
 
     async def delete_recording(self, chat_id: str, message_id: str) -> None:
-        await self._call("del", "recordings", _rec_key(chat_id, message_id))
+        await self._call("delete", "recordings", _rec_key(chat_id, message_id))
 
     async def load_recordings(self, chat_id: str) -> dict[str, Recording]:
         keys = await self._call("keys", "recordings")
@@ -220,8 +224,8 @@ class ChatStore:
         out: dict[str, Recording] = {}
         for key, value in zip(mine, values, strict=False):  # both in key order
             try:
-                meta = loads_bounded(str(value.meta))
-                out[key.split("/", 1)[1]] = Recording.unpack(meta, value.bytes.to_bytes())
-            except (ValueError, RecordingError, AttributeError):
+                meta = loads_bounded(str(value["meta"]))
+                out[key.split("/", 1)[1]] = Recording.unpack(meta, bytes(value["bytes"]))
+            except (ValueError, RecordingError, KeyError, TypeError):
                 continue
         return out

@@ -5,7 +5,9 @@ goes through the same safe markdown as the answer, a tool call's name and argume
 as text, never as HTML.
 
 ``ChatCall`` feeds them its events and renders them in its frame; what they mean for the
-page's disclosure ("Thinking…", "Thought for 12 s") is the page's ``Turn``.
+page's disclosure ("Thinking…", "Thought for 12 s") is the page's ``Turn``. Pure and
+duck-typed: the elements are the page's model DOM (``pysse.view``) or, for an embedder's
+page, real ones; new elements come from the element's own ``ownerDocument``.
 """
 
 from __future__ import annotations
@@ -13,18 +15,40 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
-import js
-
 from ..events import ReasoningDelta, ToolCall
-from ..page.message_view import kept_thought_label
-from ..page.tool_args import pretty_arguments
 from ..render.dom import DomWriter
-from .dom import attr, q
+from ..render.update import Update
+from .message_view import kept_thought_label
+from .tool_args import pretty_arguments
 
 if TYPE_CHECKING:
-    from ..page.conversation import Message
+    from .conversation import Message
 
-__all__ = ["ReasoningView", "ToolCallsView", "render_kept", "show_kept"]
+__all__ = ["ReasoningView", "ToolCallsView", "attr", "render_kept", "show_kept", "writer_for"]
+
+
+def attr(el: Any, name: str) -> str:
+    """An attribute's value, "" when absent (a real element's missing ``dataset`` key raises
+    AttributeError in Pyodide; the model's is None)."""
+    return str(el.getAttribute(name) or "")
+
+
+class _ModelWriter:
+    """Streaming-markdown updates for an element of the page's model DOM: one op each,
+    applied by the view (``web/dom_writer.js``); the content stays opaque to the model."""
+
+    def __init__(self, el: Any) -> None:
+        self.el = el
+        el.opaque = True
+
+    def apply(self, update: Update) -> None:
+        ops = [[op.depth, op.html, op.opens, op.replaces] for op in update.ops]
+        self.el.apply_update(ops, list(update.tails), update.final)
+
+
+def writer_for(el: Any) -> DomWriter | _ModelWriter:
+    """How updates reach ``el``: as ops for a model element, or ``DomWriter`` on a real one."""
+    return _ModelWriter(el) if hasattr(el, "apply_update") else DomWriter(el)
 
 
 class ReasoningView:
@@ -35,7 +59,7 @@ class ReasoningView:
 
         self.el = el
         self.md = StreamingMarkdown(md=markdown)
-        self.writer = DomWriter(el)
+        self.writer = writer_for(el)
         self.dirty = False
         self.hidden = False  # the provider hid (some of) it: redacted or encrypted
         self.chars = 0
@@ -119,9 +143,8 @@ class ToolCallsView:
             block.open = False
             self.done.add(call.index)
 
-    @staticmethod
-    def _block() -> Any:
-        doc = js.document
+    def _block(self) -> Any:
+        doc = self.el.ownerDocument
         block = doc.createElement("details")
         block.className = "tool-call"
         block.dataset.role = "tool-call"
@@ -145,7 +168,7 @@ def show_kept(art: Any, msg: Message) -> None:
     ``data-text``, each tool call folded. The reasoning is rendered when it is first opened
     (``render_kept``): a restored chat of long answers renders none of it otherwise."""
     if msg.reasoning:
-        el = q("[data-role=reasoning]", art)
+        el = art.querySelector("[data-role=reasoning]")
         text = msg.reasoning_text
         hidden = any(b.redacted for b in msg.reasoning)
         el.hidden = False
@@ -156,11 +179,13 @@ def show_kept(art: Any, msg: Message) -> None:
             el.dataset.ms = str(round(msg.thought_ms))
         if text:
             el.dataset.unrendered = "1"
-        q("[data-role=reasoning-summary]", el).textContent = kept_thought_label(
+        el.querySelector("[data-role=reasoning-summary]").textContent = kept_thought_label(
             msg.thought_ms, hidden, len(text)
         )
     if msg.tool_calls:
-        ToolCallsView(q("[data-role=tool-calls]", art)).render(msg.tool_calls, final=True)
+        ToolCallsView(art.querySelector("[data-role=tool-calls]")).render(
+            msg.tool_calls, final=True
+        )
 
 
 def render_kept(el: Any, markdown: Callable[[], Any]) -> Generator[None, None, None]:
@@ -169,7 +194,7 @@ def render_kept(el: Any, markdown: Callable[[], Any]) -> Generator[None, None, N
     if not attr(el, "data-unrendered"):
         return
     el.removeAttribute("data-unrendered")
-    view = ReasoningView(q(".reasoning-text", el), markdown())
+    view = ReasoningView(el.querySelector(".reasoning-text"), markdown())
     view.add(ReasoningDelta(attr(el, "data-text")))
     while not view.render(streaming=False):
         yield

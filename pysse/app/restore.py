@@ -1,36 +1,37 @@
 """Restored answers rendered after they are on screen (issue #28): ``LogView`` puts each one in
 the log as a placeholder of about its height (``data-pending``), and this renders them a slice
-of work per task, in ``page.restore.RestoreOrder``'s order: those in view first (an
-``IntersectionObserver`` says which), newest first, then the rest as background tasks. An
-answer whose HTML is in the store's cache under its key (``page.restore.cache_key``) is put in
-at once; any other is rendered from its markdown in steps (``render_steps``) and its HTML then
-cached. Off screen, a rendered
-answer costs no layout or paint (``content-visibility: auto`` in web/style.css).
+of work per task, in ``page.restore.RestoreOrder``'s order: those in view first (the view's
+``IntersectionObserver`` says which: ``observe`` ops, ``seen`` events), newest first, then the
+rest after them. An answer whose HTML is in the store's cache under its key
+(``page.restore.cache_key``) is put in at once; any other is rendered from its markdown in
+steps (``render_steps``) and its HTML then cached. Off screen, a rendered answer costs no
+layout or paint (``content-visibility: auto`` in web/style.css).
 """
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import TYPE_CHECKING, Any
 
-import js
-from pyodide.ffi import create_proxy
-
+from ..page.extras_view import attr, writer_for
 from ..page.restore import RestoreOrder, cache_key, placeholder_px, render_steps, renderer_id
 from ..page.settings import image_hosts
-from ..render.dom import DomWriter
-from .dom import attr, js_obj, q, spawn
+from .platform import spawn
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ..page.conversation import Message
     from ..render.update import Update
+    from ..view import Event
     from .ports import RestorerHost
 
 __all__ = ["Restorer"]
 
 SLICE_MS = 8.0  # work per task: input and frames go on between slices
 FETCH_BATCH = 6  # cached answers read from the store per round trip
+IDLE_S = 0.004  # an idle slice waits this long: what is waiting (events, frames) goes first
 
 
 class _Item:
@@ -40,7 +41,7 @@ class _Item:
         self.art = art
         self.msg = msg
         self.steps: Iterator[Update] | None = None
-        self.writer: DomWriter | None = None
+        self.writer: Any = None
         self.md: Any = None
 
 
@@ -62,21 +63,17 @@ class Restorer:
         self.rendered: list[str] = []
         self.from_markdown = 0
         self.from_cache = 0
-        self._observer = js.IntersectionObserver.new(
-            create_proxy(self._on_seen),
-            js_obj({"root": app.log, "rootMargin": "100% 0px 100% 0px"}),
-        )
-        scheduler = getattr(js, "scheduler", None)
-        post = getattr(scheduler, "postTask", None) if scheduler is not None else None
-        self._post_task = post.bind(scheduler) if post is not None else None
-        self._urgent_proxy = create_proxy(lambda *_: self._run("urgent"))
-        self._idle_proxy = create_proxy(lambda *_: self._run("idle"))
+        self.observed: set[int] = set()  # handles the view reports on (in view or not)
+        # the view's IntersectionObserver on the log (a margin of a screen above and below)
+        app.log.addEventListener("seen", self._on_seen)
 
     # -- from the log view ---------------------------------------------------------------------
 
     def reset(self, chat_id: str) -> None:
         """Another chat is shown: what was waiting for the old one is dropped."""
-        self._observer.disconnect()
+        for handle in self.observed:
+            self.app.doc.ops.add(["observe", handle, False])
+        self.observed.clear()
         self.order.clear()
         self.items.clear()
         self.cached.clear()
@@ -92,7 +89,7 @@ class Restorer:
         px = placeholder_px(msg.text)
         art.dataset.pending = "1"
         art.style.containIntrinsicBlockSize = f"auto {px}px"
-        q(".settled", art).style.minHeight = f"{px}px"
+        art.querySelector(".settled").style.minHeight = f"{px}px"
         self.add(art, msg)
 
     def add(self, art: Any, msg: Message) -> None:
@@ -100,31 +97,37 @@ class Restorer:
         if msg.id not in self.items:
             self.items[msg.id] = _Item(art, msg)
         self.order.add(msg.id, msg.created)
-        self._observer.observe(art)
+        self._observe(art, True)
         self._ask("urgent")  # the newest first, before the observer has said what is in view
+
+    def _observe(self, art: Any, on: bool) -> None:
+        if on != (art.handle in self.observed):
+            (self.observed.add if on else self.observed.discard)(art.handle)
+            self.app.doc.ops.add(["observe", art.handle, on])
 
     # -- scheduling ----------------------------------------------------------------------------
 
-    def _on_seen(self, entries: Any, *_: Any) -> None:
-        for entry in entries:
-            self.order.seen(attr(entry.target, "data-id"), bool(entry.isIntersecting))
+    def _on_seen(self, e: Event) -> None:
+        """The view's report: ``[[handle, in view], ...]``."""
+        for handle, inside in e.detail or []:
+            el = self.app.doc.element(int(handle))
+            if el is not None:
+                self.order.seen(attr(el, "data-id"), bool(inside))
         if self.order.urgent:
             self._ask("urgent")
 
     def _ask(self, kind: str) -> None:
-        """A slice soon: "urgent" (an answer in view waits) in the next task; "idle" as a
-        background task (``scheduler.postTask``: after input and frames; not
-        ``requestIdleCallback``, which a page busy every frame starves for its whole
-        timeout, and which Safari lacks), else a timer."""
+        """A slice soon: "urgent" (an answer in view waits) in the next turn of the loop;
+        "idle" a little later, so that the events and frames waiting in the meantime go
+        first (in a worker: the main thread's messages; on the main thread: input)."""
         if not self.keys_ready or self.scheduled in ("urgent", kind):
             return
         self.scheduled = kind
+        loop = asyncio.get_event_loop()
         if kind == "urgent":
-            js.setTimeout(self._urgent_proxy, 0)
-        elif self._post_task is not None:
-            self._post_task(self._idle_proxy, js_obj({"priority": "background"}))
+            loop.call_soon(self._run, "urgent")
         else:
-            js.setTimeout(self._idle_proxy, 0)
+            loop.call_later(IDLE_S, self._run, "idle")
 
     def _run(self, kind: str) -> None:
         if self.scheduled != kind:
@@ -136,9 +139,10 @@ class Restorer:
     async def _slice(self) -> None:
         self.running = True
         gen = self.generation
+        clock = self.app.platform.clock
         try:
-            start = js.performance.now()
-            while len(self.order) and js.performance.now() - start < SLICE_MS:
+            start = clock()
+            while len(self.order) and clock() - start < SLICE_MS:
                 # an answer begun is finished first: never two half-rendered at once
                 mid = self.current if self.current in self.order else self.order.next()
                 self.current = mid
@@ -150,15 +154,14 @@ class Restorer:
                     await self._fetch(mid or "")
                     if gen != self.generation:
                         return
-                    start = js.performance.now()
+                    start = clock()
                     continue
                 try:
                     self._step(item)
                 except Exception as exc:  # never a stuck queue: the text, as text
-                    js.console.error(f"pysse: could not render answer {mid}: {exc!r}")
-                    q(".settled", item.art).textContent = item.msg.text
+                    print(f"pysse: could not render answer {mid}: {exc!r}", file=sys.stderr)
+                    item.art.querySelector(".settled").textContent = item.msg.text
                     self._done(item)
-            self.app.scroll.after_render()
         finally:
             self.running = False
         if gen == self.generation and len(self.order):
@@ -171,7 +174,8 @@ class Restorer:
 
     def _step(self, item: _Item) -> None:
         msg = item.msg
-        settled = q(".settled", item.art)
+        settled = item.art.querySelector(".settled")
+        settled.opaque = True  # the answer's HTML: the view's, not the model's
         html = self.html.pop(msg.id, None)
         if html is not None and item.steps is None:
             settled.innerHTML = html
@@ -183,7 +187,7 @@ class Restorer:
 
             item.md = StreamingMarkdown(md=self.app.md_for(self._hosts()))
             item.steps = render_steps(msg.text, item.md)
-            item.writer = DomWriter(settled)
+            item.writer = writer_for(settled)
         assert item.writer is not None
         update = next(item.steps, None)
         if update is not None:
@@ -197,8 +201,8 @@ class Restorer:
     def _done(self, item: _Item) -> None:
         art = item.art
         art.removeAttribute("data-pending")
-        q(".settled", art).style.minHeight = ""
-        self._observer.unobserve(art)
+        art.querySelector(".settled").style.minHeight = ""
+        self._observe(art, False)
         self.order.done(item.msg.id)
         self.items.pop(item.msg.id, None)
         self.rendered.append(item.msg.id)

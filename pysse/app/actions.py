@@ -1,17 +1,19 @@
-"""Message actions in the log: Copy (a code block, or an answer's Markdown source), Regenerate,
-Continue, Edit and resend, the ‹ › version buttons, Inspect. Each changes the ``Conversation``
-(``page.conversation``: versions, branches, continue) and asks the app to send; what is sent is
-always the conversation up to that point."""
+"""Message actions in the log: Regenerate, Continue, Edit and resend, the ‹ › version buttons,
+Inspect. Each changes the ``Conversation`` (``page.conversation``: versions, branches,
+continue) and asks the app to send; what is sent is always the conversation up to that point.
+
+Copy (a code block, or an answer's Markdown source) is the view's (``web/view.js``): the
+clipboard needs the click's user activation, which a round trip to a worker would lose
+(Safari is strictest), so the view keeps each answer's text itself. Enter and Escape in the
+edit box press its Send and Cancel buttons (the view's keys).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import js
-from pyodide.ffi import JsException
-
-from .dom import attr, flash, q, spawn
-from .follow import is_element
+from ..page.extras_view import attr
+from ..view import Event
 
 if TYPE_CHECKING:
     from .ports import ActionsHost
@@ -25,23 +27,16 @@ class Actions:
         self.editing: Any = None  # the user message being edited, if any
 
     def bind(self) -> None:
-        on = self.app.listeners.on
-        on(self.app.log, "click", self.on_click)
-        on(self.app.log, "keydown", self.on_key)
+        self.app.log.addEventListener("click", self.on_click)
 
-    def on_click(self, e: Any) -> None:
+    def on_click(self, e: Event) -> None:
         target = e.target
-        btn: Any = target.closest("button") if hasattr(target, "closest") else None
-        if not is_element(btn):  # (a click beside any button: a JS null is jsnull, not None)
-            return
-        if btn.classList.contains("copy"):  # a code block's Copy
-            pre = btn.closest(".codeblock").querySelector("pre")
-            if pre is not None:
-                spawn(self.copy(btn, str(pre.textContent)))
+        btn = target.closest("button") if target is not None else None
+        if btn is None:  # a click beside any button (or inside an answer's content)
             return
         art = btn.closest("article")
-        role = str(btn.getAttribute("data-role") or "")
-        if not is_element(art) or not role:
+        role = attr(btn, "data-role")
+        if art is None or not role or role == "copy-answer":  # (Copy: the view's)
             return
         if role == "inspect":
             self.app.inspect(art, btn)
@@ -51,9 +46,7 @@ class Actions:
         msg = conv.messages.get(mid)
         if msg is None:
             return
-        if role == "copy-answer":
-            spawn(self.copy(btn, attr(art, "data-text") or msg.text))
-        elif role in ("version-prev", "version-next"):
+        if role in ("version-prev", "version-next"):
             conv.step_version(mid, -1 if role == "version-prev" else 1)
             app.chats.save(conv)
             app.view.show(conv)
@@ -76,35 +69,29 @@ class Actions:
         art = self.app.log.querySelector(f"[data-id='{shown}']")
         if art is None:
             return
-        btn = q(f"[data-role={role}]", art)
+        btn = art.querySelector(f"[data-role={role}]")
         if btn is not None and btn.disabled:
             other = "version-next" if role == "version-prev" else "version-prev"
-            btn = q(f"[data-role={other}]", art)
+            btn = art.querySelector(f"[data-role={other}]")
         if btn is not None:
             btn.focus()
-
-    async def copy(self, btn: Any, text: str) -> None:
-        try:
-            await js.navigator.clipboard.writeText(text)
-        except (JsException, AttributeError):
-            flash(btn, "Copy failed")
-            return
-        flash(btn, "Copied")
 
     # -- edit and resend -----------------------------------------------------------------------
 
     def start_edit(self, art: Any, text: str) -> None:
         self.cancel_edit()
-        box = js.document.createElement("div")
+        box = self.app.doc.createElement("div")
         box.className = "edit-box"
         box.innerHTML = (
             '<textarea data-role="edit-text" aria-label="Edit your message"></textarea><div>'
             '<button type="button" class="primary" data-role="edit-send">Send</button>'
             '<button type="button" data-role="edit-cancel">Cancel</button></div>'
         )
-        area = q("[data-role=edit-text]", box)
+        area = box.querySelector("[data-role=edit-text]")
+        assert area is not None  # (just written above)
         area.value = text
-        content = q(".content", art)
+        area.addEventListener("input", _mirror)  # its value, as the reader edits it
+        content = art.querySelector(".content")
         content.hidden = True
         art.insertBefore(box, content)
         self.editing = art
@@ -114,16 +101,16 @@ class Actions:
         art, self.editing = self.editing, None
         if art is None:
             return
-        box = q(".edit-box", art)
+        box = art.querySelector(".edit-box")
         if box is not None:
             box.remove()
-        q(".content", art).hidden = False
-        edit = q("[data-role=edit]", art)
+        art.querySelector(".content").hidden = False
+        edit = art.querySelector("[data-role=edit]")
         if edit is not None:
             edit.focus()
 
     def finish_edit(self, art: Any) -> None:
-        text = str(q("[data-role=edit-text]", art).value).strip()
+        text = str(art.querySelector("[data-role=edit-text]").value).strip()
         mid = attr(art, "data-id")
         self.editing = None
         if not text or mid not in self.app.conv.messages:
@@ -131,12 +118,7 @@ class Actions:
             return
         self.app.answers.edit_and_send(mid, text)
 
-    def on_key(self, e: Any) -> None:
-        if e.target.getAttribute("data-role") != "edit-text":
-            return
-        if e.key == "Escape":
-            e.stopPropagation()
-            self.cancel_edit()
-        elif e.key == "Enter" and not e.shiftKey and not e.isComposing:
-            e.preventDefault()
-            self.finish_edit(e.target.closest("article"))
+
+def _mirror(e: Event) -> None:
+    """A listener whose only job is that the view forwards the element's value as it changes
+    (the model mirrors it: ``pysse.view.dom.Document.dispatch``)."""

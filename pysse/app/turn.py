@@ -10,21 +10,21 @@ about the stream (resuming a drop, the sentence an error is shown with) is the s
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
-import js
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..events import ChatEvent, Finish, ReasoningBlock, ReasoningDelta, TextDelta, ToolCall, Usage
 from ..page.answer import STATE_TEXT, AnswerSession
+from ..page.call import CallListener, ChatCall
 from ..page.conversation import Message
+from ..page.extras_view import show_kept
 from ..page.message_extras import join_tool_calls, reasoning_text
 from ..page.message_view import thinking_label, thought_label
 from ..page.recording import Recording
 from ..page.settings import image_hosts
 from ..page.speed import SpeedMeter
-from .call import CallListener, ChatCall
-from .dom import q
-from .extras_view import show_kept
+
+if TYPE_CHECKING:
+    from .platform import Platform
 
 __all__ = ["STATE_TEXT", "Turn", "TurnHost"]
 
@@ -40,6 +40,8 @@ class TurnHost(Protocol):
 
     @property
     def settings(self) -> dict[str, Any]: ...
+    @property
+    def platform(self) -> Platform: ...
     @property
     def answers(self) -> InFlightSaver: ...
     def after_render(self) -> None: ...
@@ -67,14 +69,15 @@ class Turn(CallListener):
         self.replay = replay
         self.history = history  # the conversation this answer replies to
         self.el = el
-        self.status_el = q(".status", el)
-        self.usage_el = q(".usage", el)
+        self.status_el = el.querySelector(".status")
+        self.usage_el = el.querySelector(".usage")
         s = app.settings
         self.format = s["format"]
+        platform = app.platform
         self.session = AnswerSession(
             self.format,
-            clock=js.performance.now,
-            origin=str(js.location.origin),
+            clock=platform.clock,
+            origin=platform.location.origin,
             idle_s=float(s["idle_s"]),
             continues=continues,
             replay=replay,
@@ -87,17 +90,22 @@ class Turn(CallListener):
         # each open container's unsettled tail follows its settled children (render/dom.py).
         self.call = ChatCall(
             self.session,
-            into=q(".settled", el),
+            net=platform.net,
+            loop=platform.loop,
+            into=el.querySelector(".settled"),
             markdown=app.md_for(image_hosts(s)),
             after_render=app.after_render,
-            reasoning_into=q(".reasoning-text", el),
-            tools_into=q("[data-role=tool-calls]", el),
+            reasoning_into=el.querySelector(".reasoning-text"),
+            tools_into=el.querySelector("[data-role=tool-calls]"),
         )
         self.call.listeners.append(self)
+        # The view keeps the answer's text as it grows (Copy; and what a dead worker leaves).
+        el.ownerDocument.ops.add(["answer", el.handle, self.session.shown_start, True])
+        self._unsent: list[str] = []
         # The reasoning's disclosure: open while only reasoning has arrived, one summary line
         # ("Thought for 12 s") once the answer's text starts or the answer ends.
-        self.reasoning_el = q("[data-role=reasoning]", el)
-        self.reasoning_summary = q("[data-role=reasoning-summary]", el)
+        self.reasoning_el = el.querySelector("[data-role=reasoning]")
+        self.reasoning_summary = el.querySelector("[data-role=reasoning-summary]")
         self.thinking = False  # the reasoning is shown and still open
         self.thought_ms: float | None = None  # this piece's
         self.earlier_reasoning: tuple[ReasoningBlock, ...] = earlier.reasoning if earlier else ()
@@ -207,6 +215,15 @@ class Turn(CallListener):
     def on_bytes(self, t_ms: float, data: bytes, content: bool) -> None:
         self.speed.on_bytes(t_ms, content=content)
 
+    def on_text(self, text: str) -> None:
+        self._unsent.append(text)
+
+    def _send_text(self) -> None:
+        """The text that arrived since the last render, in one op (not one per delta)."""
+        if self._unsent:
+            self.el.ownerDocument.ops.add(["answer", self.el.handle, "".join(self._unsent), False])
+            self._unsent.clear()
+
     def on_event(self, event: ChatEvent) -> None:
         if isinstance(event, ReasoningDelta) and self.thought_ms is None and not self.thinking:
             self._start_thinking()
@@ -230,6 +247,7 @@ class Turn(CallListener):
         self.el.dataset.resumes = str(len(self.resumes))
 
     def on_render(self, ms: float) -> None:
+        self._send_text()
         self.el.dataset.renders = str(self.call.sched.renders)
         if self.thinking:
             label = thinking_label(self.now())
@@ -265,6 +283,7 @@ class Turn(CallListener):
             self.call.show_reasoning(earlier.reasoning_text, hidden)
 
     def on_finish(self, finish: Finish) -> None:
+        self._send_text()
         if self.thinking:
             self._end_thinking()
         if self.thought_total_ms is not None or self.earlier_reasoning:

@@ -1,40 +1,46 @@
 """The chat page's controller: the open conversation, sending (and regenerate, edit, continue),
 Stop, and a timer for live speed and saving answers in flight.
 
-Each answer is a ``Turn`` around a ``ChatCall``, the same one ``stream_chat`` gives embedders:
-the network loop is JavaScript (``bridge.js``), frames are shared (``frame_loop.LOOP``).
-Everything else is the pure-Python layers below, driven from here and from its helpers:
-``settings_form`` (Settings, theme), ``chats`` (the chat list, storage), ``log_view`` (the
-messages on screen), ``actions`` (message actions), ``inspector_panel``.
+Pure Python against the page's model DOM (``pysse.view``) and its ports (``platform``): it
+runs in a Web Worker in the browser (``pysse.browser.host``), on the main thread in the
+fallback mode, and in CPython in tests. What needs the real DOM, the view does
+(``web/view.js``): the composer, keyboard shortcuts, scroll following, Copy.
+
+Each answer is a ``Turn`` around a ``ChatCall``, the same one ``stream_chat`` gives embedders;
+frames are shared (the platform's ``FrameLoop``). Everything else is the pure-Python layers
+below, driven from here and from its helpers: ``settings_form`` (Settings, theme), ``chats``
+(the chat list, storage), ``log_view`` (the messages on screen), ``actions`` (message
+actions), ``inspector_panel``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
-import js
-from pyodide.ffi import create_once_callable, create_proxy
-
 from ..page.conversation import Conversation, Message
 from ..page.diagnose import setup_notice
+from ..page.extras_view import attr
 from ..page.request import check_relay_url
+from ..view import Document, Element, Event
 from .actions import Actions
 from .answers import Answers
 from .chats import ChatList
-from .dom import PAUSES, Listeners, attr, q, spawn
-from .frame_loop import LOOP
 from .inspector_panel import InspectorPanel
 from .log_view import LogView
+from .platform import PAUSES, Platform, spawn
 from .restore import Restorer
-from .scroll import ScrollBinding
+from .scroll import Scroll
 from .settings_form import SettingsForm
 from .turn import Turn
 
 __all__ = ["App"]
 
+RESCUED = "Ended: the page's Python stopped while this answer streamed (the text is kept)."
 TICK_MS = 500  # the speed line's repaint (a stall shows although nothing arrives)
 SAVE_EVERY = 4  # ticks between saves of an answer in flight (2 s)
 MATH_IMPORTS = ("zipfile", "email.utils", "email.message", "importlib.metadata")
@@ -43,21 +49,28 @@ LATEX2MATHML = tuple(
 )
 
 
+def required(doc: Document, selector: str) -> Element:
+    """An element the page's HTML must have (a missing one is a build error, said plainly)."""
+    el = doc.querySelector(selector)
+    if el is None:
+        raise LookupError(f"the page has no {selector} element: rebuild the site")
+    return el
+
+
 class App:
     """The page: the open chat, sending, Stop, frames, scrolling."""
 
-    def __init__(self, site: dict[str, Any]) -> None:
+    def __init__(self, site: dict[str, Any], platform: Platform, doc: Document) -> None:
         self.site = site
-        self.doc = js.document
+        self.platform = platform
+        self.doc = doc
         self.switches = 0  # chats asked to open so far: the latest one asked for is shown
-        self.log = q("[data-role=log]")
-        self.prompt = q("[data-role=prompt]")
-        self.send_btn = q("[data-role=send]")
-        self.stop_btn = q("[data-role=stop]")
+        self.log = required(doc, "[data-role=log]")
+        self.prompt = required(doc, "[data-role=prompt]")
+        self.stop_btn = required(doc, "[data-role=stop]")
         self.pending: list[str] = []  # sent before the chats were loaded
         self.ready = False
-        self.listeners = Listeners()
-        self.scroll = ScrollBinding(self.log, q("[data-role=jump]"))
+        self.scroll = Scroll(doc)
         self._mds: dict[frozenset[str], Any] = {}
         self.form = SettingsForm(self)
         self.inspector = InspectorPanel(self)
@@ -67,8 +80,7 @@ class App:
         self.actions = Actions(self)
         self.answers = Answers(self)
         self.conv: Conversation = self.chats.new_conversation()
-        self._tick_proxy = create_proxy(self._on_tick)
-        self._tick_id: Any = None
+        self._ticker: asyncio.TimerHandle | None = None
         self._ticks = 0
         self._bind()
         self.form.bind()
@@ -98,31 +110,55 @@ class App:
         if sm is not None and msg is not None and hosts is not None and msg.text == turn.text:
             self.restorer.save(conv.id, msg, sm.html, hosts)  # a reload need not parse it
 
-    async def boot(self, early: list[str]) -> None:
-        """Load the chats (the open one is shown again after a reload), then take messages."""
+    async def boot(
+        self, early: list[str], rescued: list[tuple[str, str]] | None = None, notice: str = ""
+    ) -> None:
+        """Load the chats (the open one is shown again after a reload), then take messages.
+        ``rescued``: answers a dead worker was streaming in the open chat, with the text they
+        had on screen (``web/app.js``): they end there (never resumed: what killed the worker
+        would kill this one too). ``notice``: a line to show once the chat is (why Python
+        restarted, or runs on the main thread)."""
         try:
             conv = await self.chats.load()
         except Exception as exc:  # a damaged store must never keep the page from starting
-            js.console.error(f"pysse: the saved chats could not be loaded: {exc!r}")
+            print(f"pysse: the saved chats could not be loaded: {exc!r}", file=sys.stderr)
             conv = self.chats.new_conversation()
+        if rescued and self.rescue(conv, rescued):
+            self.chats.save(conv)
         self.show_chat(conv)
         try:  # answers still streaming when the page closed go on where they were
             await self.answers.reattach_all(conv)
         except Exception as exc:
-            js.console.error(f"pysse: could not reattach to an answer: {exc!r}")
+            print(f"pysse: could not reattach to an answer: {exc!r}", file=sys.stderr)
         self.ready = True
+        if notice:
+            self.show_notice(notice)
         if self.chats.store.problem:
             self.show_notice(self.chats.store.problem)
         for text in [*self.pending, *early]:
             self.send(text)
         self.pending.clear()
         self.doc.body.dataset.ready = "1"
-        if "inspect=1" in str(js.location.search):
+        if "inspect=1" in self.platform.location.search:
             self.inspector.open()
         else:
             self.prompt.focus()
         if not self.answers.active:
-            js.setTimeout(create_once_callable(self.warm_up), 30)
+            asyncio.get_event_loop().call_later(0.03, self.warm_up)
+
+    @staticmethod
+    def rescue(conv: Conversation, rescued: list[tuple[str, str]]) -> bool:
+        """End the answers a dead worker was streaming, with the longer of their saved text
+        and the text that was on screen. True if any changed."""
+        changed = False
+        for message_id, text in rescued:
+            msg = conv.messages.get(message_id)
+            if msg is None or msg.role != "assistant":  # (stored as streaming: loaded as cut)
+                continue
+            kept = text if len(text) >= len(msg.text) else msg.text
+            conv.finish(message_id, kept, "error", detail=RESCUED)
+            changed = True
+        return changed
 
     # -- small pieces the helpers share ----------------------------------------------------------
 
@@ -146,7 +182,7 @@ class App:
 
     def announce(self, text: str) -> None:
         """One polite message for screen readers (an answer ended)."""
-        region = q("[data-role=announce]")
+        region = required(self.doc, "[data-role=announce]")
         region.textContent = ""
         region.textContent = text
 
@@ -159,7 +195,7 @@ class App:
         if problem:
             return f"Settings → Relay URL: {problem}. Fix it, then send again."
         if self.form.resolved_url() is None:
-            return setup_notice(str(js.location.origin))
+            return setup_notice(self.platform.location.origin)
         return None
 
     def md_for(self, hosts: frozenset[str]) -> Any:
@@ -175,74 +211,43 @@ class App:
     # -- events --------------------------------------------------------------------------------
 
     def _bind(self) -> None:
-        on = self.listeners.on
-        on(self.send_btn, "click", lambda e: self.send_from_prompt())
-        on(self.stop_btn, "click", lambda e: self.stop())
-        on(q("[data-role=new-chat]"), "click", lambda e: self.new_chat())
-        on(self.prompt, "keydown", self._on_key)
-        on(self.prompt, "input", self._grow)
-        on(self.doc, "keydown", self._on_doc_key)
-        on(q("[data-role=welcome]"), "click", self._on_example)
-        self.scroll.bind(self.listeners)
-        # Growth that is not a render (an allowed image loading, a resize) keeps the bottom
-        # in view while following. "load" does not bubble: listen in the capture phase.
-        on(self.log, "load", self.scroll.after_render, capture=True)
-        on(self.log, "toggle", self.view.on_toggle, capture=True)
-        on(js.window, "resize", self.scroll.after_render)
+        """The page's own controls. Keys are the view's (``web/view.js``): Enter in the
+        composer sends (a ``send`` event with the text), Escape presses the close button of
+        what is open, or Stop; so Python hears clicks and sends, never raw keys."""
+        self.prompt.addEventListener("send", self._on_send)
+        self.stop_btn.addEventListener("click", lambda e: self.stop())
+        required(self.doc, "[data-role=new-chat]").addEventListener(
+            "click", lambda e: self.new_chat()
+        )
+        required(self.doc, "[data-role=welcome]").addEventListener("click", self._on_example)
+        self.log.addEventListener("toggle", self.view.on_toggle, capture=True)
 
-    def _on_key(self, e: Any) -> None:
-        if e.key == "Enter" and not e.shiftKey and not e.isComposing:
-            e.preventDefault()
-            self.send_from_prompt()
+    def _on_send(self, e: Event) -> None:
+        self.send_from_prompt(str(e.detail or ""))
 
-    def _grow(self, *_: Any) -> None:
-        """The composer grows with its text (the stylesheet caps it at 40% of the window)."""
-        el = self.prompt
-        el.style.height = "auto"
-        if el.value:  # (an empty box would measure its placeholder)
-            el.style.height = f"{int(el.scrollHeight) + 2}px"
-
-    def _on_doc_key(self, e: Any) -> None:
-        """Escape closes what is open (the chat drawer, the inspector, an edit), else stops
-        the answer streaming in the open chat."""
-        if e.key != "Escape" or e.defaultPrevented:
-            return
-        if self.chats.drawer_open:
-            self.chats.close_drawer()
-        elif self.inspector.is_open:
-            self.inspector.close()
-        elif self.actions.editing is not None:
-            self.actions.cancel_edit()
-        elif self.current is not None:
-            self.stop()
-        else:
-            return
-        e.preventDefault()
-
-    def _on_example(self, e: Any) -> None:
-        btn = e.target.closest("[data-example]")
+    def _on_example(self, e: Event) -> None:
+        btn = e.target.closest("[data-example]") if e.target is not None else None
         if btn is not None:
-            self.prompt.value = attr(btn, "data-example")
-            self.send_from_prompt()
+            self.send_from_prompt(attr(btn, "data-example"))
 
     # -- frames and the timer --------------------------------------------------------------------
 
     def after_render(self) -> None:
-        self.scroll.after_render()
+        """An answer rendered: the view keeps the bottom in view itself (it sees the growth)."""
 
     def start_ticker(self) -> None:
-        if self._tick_id is None:
-            self._tick_id = js.setInterval(self._tick_proxy, TICK_MS)
+        if self._ticker is None:
+            self._ticker = asyncio.get_event_loop().call_later(TICK_MS / 1000, self._on_tick)
 
-    def _on_tick(self, *_: Any) -> None:
+    def _on_tick(self) -> None:
+        self._ticker = None
         self._ticks += 1
         for turn in list(self.answers.streaming.values()):
             self.view.tick(turn)
             if self._ticks % SAVE_EVERY == 0:
                 self.answers.save_in_flight(turn)
-        if not self.answers.streaming:
-            js.clearInterval(self._tick_id)
-            self._tick_id = None
+        if self.answers.streaming:
+            self.start_ticker()
 
     # -- the open chat -------------------------------------------------------------------------
 
@@ -290,16 +295,11 @@ class App:
 
     # -- sending -------------------------------------------------------------------------------
 
-    def send_from_prompt(self) -> None:
-        text = str(self.prompt.value).strip()
+    def send_from_prompt(self, text: str) -> None:
+        """A message from the composer (the view has emptied it) or an example."""
+        text = text.strip()
         if not text:
             return
-        problem = self.setup_problem()
-        if problem:  # nothing can go out: say why, and keep the text where it was typed
-            self.show_notice(problem)
-            return
-        self.prompt.value = ""
-        self._grow()
         self.send(text)
 
     def send(self, text: str) -> None:
@@ -307,7 +307,7 @@ class App:
             self.pending.append(text)
             return
         problem = self.setup_problem()
-        if problem:  # a message typed during boot: put it back in the composer
+        if problem:  # nothing can go out: say why, and put the text back in the composer
             if text not in str(self.prompt.value):
                 self.prompt.value = (text + "\n" + str(self.prompt.value)).strip()
             self.show_notice(problem)
@@ -334,10 +334,10 @@ class App:
         self.inspector.open(source, opener=opener, missing=source is None)
 
     def answer_number(self, source: Any) -> int:
-        arts = list(self.log.querySelectorAll("[data-role=assistant]"))
+        arts = self.log.querySelectorAll("[data-role=assistant]")
         el = getattr(source, "el", None)
         for i, art in enumerate(arts):
-            if art == el or (el is None and self.answers.source_of(art) is source):
+            if art is el or (el is None and self.answers.source_of(art) is source):
                 return i + 1
         return 0
 
@@ -347,7 +347,8 @@ class App:
         """Pay one-time costs (markdown-it's first parse, pygments' lexer imports: ~50 ms in
         Pyodide; latex2mathml's import and symbol table: ~150 ms) while idle after boot, not
         in the middle of the first answer's frames; one step per task, each well under
-        100 ms (the latex2mathml import was the longest task of a boot: issue #28)."""
+        100 ms, so the thread keeps answering between them (on the main thread: input; in a
+        worker: the frame and event messages)."""
         from ..render.streaming import StreamingMarkdown
 
         def markdown() -> None:
@@ -373,24 +374,24 @@ class App:
 
     def _warm_steps(self, steps: list[Callable[[], object]]) -> None:
         if not steps or self.answers.active:
-            js.document.body.dataset.warm = "1"
+            self.doc.body.dataset.warm = "1"
             return
         steps[0]()
-        js.setTimeout(create_once_callable(lambda: self._warm_steps(steps[1:])), 0)
+        asyncio.get_event_loop().call_soon(self._warm_steps, steps[1:])
 
     # -- for tests and tools -------------------------------------------------------------------
 
     def raw_hex(self, index: int) -> str:
         """The exact bytes the ``index``-th answer on screen received, as hex ("" when its
         recording is not loaded or was not kept)."""
-        arts = list(self.log.querySelectorAll("[data-role=assistant]"))
+        arts = self.log.querySelectorAll("[data-role=assistant]")
         source = self.answers.source_of(arts[index]) if -len(arts) <= index < len(arts) else None
         return source.raw().hex() if source is not None else ""
 
     def stats(self) -> str:
         return json.dumps(
             {
-                "frames": LOOP.frames,
+                "frames": self.platform.loop.frames,
                 "inspector_renders": self.inspector.renders,
                 "sliced_pauses": PAUSES[0],
                 "turns": [t.timing() for t in self.answers.turns],

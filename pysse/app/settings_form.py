@@ -1,13 +1,11 @@
 """The Settings panel and the theme: the form bound to ``page.settings``, saved in
-``localStorage``; the relay URL checked as it is typed; with Format auto, the relay asked which
+``localStorage`` (the main thread's: the view writes it, a ``store`` op, and hands over what it
+held at start); the relay URL checked as it is typed; with Format auto, the relay asked which
 format it speaks; the theme (system, light, dark) applied to ``<html data-theme>``."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Any
-
-import js
 
 from ..page.diagnose import label
 from ..page.request import (
@@ -19,7 +17,7 @@ from ..page.request import (
     relay_url,
 )
 from ..page.settings import CHOICES, DEFAULTS, SETTINGS_KEY, coerce, dump_settings, load_settings
-from .dom import q, spawn
+from .platform import spawn
 
 if TYPE_CHECKING:
     from .ports import SettingsHost
@@ -34,24 +32,26 @@ class SettingsForm:
         self.app = app
         self.site = app.site
         self.learned: dict[str, str] = {}  # relay URL -> the format it advertised
-        self.settings = load_settings(self._stored(), self.site)
+        self.settings = load_settings(app.platform.stored_settings, self.site)
 
-    @staticmethod
-    def _stored() -> str | None:
-        try:
-            return str(js.localStorage.getItem(SETTINGS_KEY) or "") or None
-        except Exception:  # storage disabled: start from the defaults
-            return None
+    def q(self, selector: str) -> Any:
+        return self.app.doc.querySelector(selector)
 
     def bind(self) -> None:
-        on = self.app.listeners.on
-        on(q("[data-role=settings]"), "change", self.read_form)
-        on(q("[data-role=theme]"), "click", lambda e: self.set_theme(THEME_NEXT[self.theme]))
+        q = self.q
+        q("[data-role=settings]").addEventListener("change", self.read_form)
+        q("[data-role=theme]").addEventListener(
+            "click", lambda e: self.set_theme(THEME_NEXT[self.theme])
+        )
+        # Every field's value as the reader types it (a text field's change comes on blur)
+        for el in self.app.doc.querySelectorAll("[data-setting]"):
+            el.addEventListener("input", _mirror)
         self.fill()
         self.apply_theme()
         self.probe_format()
 
     def fill(self) -> None:
+        q = self.q
         for key, value in self.settings.items():
             el = q(f"[data-setting={key}]")
             if el is not None:
@@ -59,6 +59,7 @@ class SettingsForm:
         self.update_relay_hint()
 
     def update_relay_hint(self) -> None:
+        q = self.q
         el = q("[data-role=relay-url]")
         if el is not None:
             default = self.resolved_url(ignore_setting=True)
@@ -80,7 +81,7 @@ class SettingsForm:
     def read_form(self, *_: Any) -> None:
         before = (self.settings["relay"], self.settings["format"])
         for key in DEFAULTS:
-            el = q(f"[data-setting={key}]")
+            el = self.q(f"[data-setting={key}]")
             if el is not None:
                 self.settings[key] = coerce(key, el.value)
         self.save()
@@ -90,9 +91,8 @@ class SettingsForm:
             self.probe_format()
 
     def save(self) -> None:
-        # Storage may be disabled; the settings still apply to this page.
-        with contextlib.suppress(Exception):
-            js.localStorage.setItem(SETTINGS_KEY, dump_settings(self.settings, self.site))
+        """Kept for the next visit (storage may be disabled: they still apply to this page)."""
+        self.app.doc.ops.add(["store", SETTINGS_KEY, dump_settings(self.settings, self.site)])
 
     # -- theme ---------------------------------------------------------------------------------
 
@@ -103,18 +103,18 @@ class SettingsForm:
     def set_theme(self, theme: str) -> None:
         self.settings["theme"] = theme if theme in CHOICES["theme"] else "system"
         self.save()
-        el = q("[data-setting=theme]")
+        el = self.q("[data-setting=theme]")
         if el is not None:
             el.value = self.theme
         self.apply_theme()
 
     def apply_theme(self) -> None:
-        root = js.document.documentElement
+        root = self.app.doc.documentElement
         if self.theme == "system":
             root.removeAttribute("data-theme")
         else:
             root.dataset.theme = self.theme
-        btn = q("[data-role=theme]")
+        btn = self.q("[data-role=theme]")
         if btn is not None:
             nxt = THEME_NEXT[self.theme]
             btn.setAttribute("aria-label", f"Theme: {self.theme} (switch to {nxt})")
@@ -125,7 +125,7 @@ class SettingsForm:
     def resolved_url(self, ignore_setting: bool = False) -> str | None:
         setting = "" if ignore_setting else str(self.settings["relay"])
         fmt = body_format(self.settings["format"], self.site)
-        return relay_url(setting, fmt, self.site, js.location.origin)
+        return relay_url(setting, fmt, self.site, self.app.platform.location.origin)
 
     def probe_format(self) -> None:
         """With Format auto, ask the relay which format it speaks (a GET: no preflight, no
@@ -138,11 +138,11 @@ class SettingsForm:
             spawn(self._learn_from_probe(url))
 
     async def _learn_from_probe(self, url: str) -> None:
-        found = await js.pysseBridge.probe(url)
-        fmt = advertised_format(str(found.text)) if found.reached else None
+        found = await self.app.platform.net.probe(url)
+        fmt = advertised_format(found.text) if found.reached else None
         if fmt is not None:
             self.learned.setdefault(url, fmt)
-            js.document.body.dataset.relayFormat = fmt
+            self.app.doc.body.dataset.relayFormat = fmt
 
     def learn_format(self, url: str, fmt: str) -> bool:
         """The relay at ``url`` says it speaks ``fmt`` (X-Pysse-Format). Later requests use
@@ -153,7 +153,7 @@ class SettingsForm:
             return False
         self.settings["format"] = fmt
         self.save()
-        el = q("[data-setting=format]")
+        el = self.q("[data-setting=format]")
         if el is not None:
             el.value = fmt
         self.app.show_notice(
@@ -161,3 +161,8 @@ class SettingsForm:
             "Regenerate to send again."
         )
         return True
+
+
+def _mirror(e: Any) -> None:
+    """A listener whose only job is that the view forwards the field's value as it changes
+    (the model mirrors it: ``pysse.view.dom.Document.dispatch``)."""

@@ -1,12 +1,15 @@
-"""One streaming answer in a page or worker: the bridge's sink, its markdown, its frames.
+"""One streaming answer: the network's sink, its markdown, its frames. Pure: the network
+(``Net``), the frames (``FrameLoop``) and where it shows (an element of the page's model DOM,
+a real element, or ``on_update``) are handed to it.
 
-``ChatCall`` glues the pure layers to JavaScript. The bridge (``bridge.js``) calls its
-``on_*`` methods synchronously from the read loop; each is handed to the answer's
-``AnswerSession`` (``pysse.page.answer``), which decides what it means. The text to show goes
-into ``StreamingMarkdown``; at most once per animation frame (``frame_loop.LOOP``) the update
-is applied to the element with ``DomWriter`` and/or handed to ``on_update`` (a worker posts it
-to its page). Each update does at most a frame's budget of work (``render/budget.py``), so a
-phone never gets one long task, whether 24 characters arrived or the whole answer.
+The network's read loop (``bridge.js``, behind ``pysse.browser``'s ``Net``) calls its ``on_*``
+methods synchronously as facts arrive; each is handed to the answer's ``AnswerSession``
+(``answer.py``), which decides what it means. The text to show goes into
+``StreamingMarkdown``; at most once per frame (the ``FrameLoop``) the update is applied to the
+element (``writer_for``: an op for the page's view, or ``DomWriter`` on a real element) and/or
+handed to ``on_update`` (a worker posts it to its page). Each update does at most a frame's
+budget of work (``render/budget.py``), so a phone never gets one long task, whether 24
+characters arrived or the whole answer.
 
 When the answer ends, its markdown is told (``end()``) and the last slices are rendered a
 frame at a time, to the final ``Update`` (``final=True``, equal to a one-shot render); only
@@ -15,19 +18,18 @@ marked done before its final HTML is on screen. A hidden tab delivers no frames:
 if the tab is hidden meanwhile) the rest is rendered at once.
 
 ``stream_chat`` (``pysse.browser.stream``) is the public way to make one; the bundled page's
-``Turn`` makes one per answer and listens to it.
+``Turn`` (``pysse.app.turn``) makes one per answer and listens to it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
+import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import js
-from pyodide.ffi import create_proxy
 
 from ..events import (
     ChatEvent,
@@ -39,35 +41,25 @@ from ..events import (
     ToolCallDelta,
     Usage,
 )
-from ..page.answer import AnswerListener, AnswerSession
-from ..page.reconnect import Drop
 from ..render.dom import DomWriter
-from ..render.frames import FrameScheduler
+from ..render.frames import FrameLoop, FrameScheduler
 from ..render.update import Update
-from .bridge import get_bridge
-from .dom import js_obj
-from .extras_view import ReasoningView, ToolCallsView
-from .frame_loop import LOOP
+from .answer import AnswerListener, AnswerSession
+from .extras_view import ReasoningView, ToolCallsView, writer_for
+from .net import Net, NetHandle, Probe, Timeouts
+from .reconnect import Drop
 
-__all__ = ["CallListener", "ChatCall", "ChatResult", "Timeouts", "safely"]
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """Seconds the bridge waits for the first byte, between any two bytes (idle), and for
-    chat content while only keep-alive comments arrive (a relay's pings prove the
-    connection, not progress)."""
-
-    first_byte: float = 60.0
-    idle: float = 30.0
-    no_content: float = 300.0
-
-    def ms(self) -> tuple[int, int, int]:
-        return (
-            round(self.first_byte * 1000),
-            round(self.idle * 1000),
-            round(self.no_content * 1000),
-        )
+__all__ = [
+    "CallListener",
+    "ChatCall",
+    "ChatResult",
+    "Net",
+    "NetHandle",
+    "Probe",
+    "Timeouts",
+    "body_json",
+    "safely",
+]
 
 
 @dataclass(frozen=True)
@@ -106,6 +98,8 @@ class ChatCall(AnswerListener):
         self,
         session: AnswerSession,
         *,
+        net: Net,
+        loop: FrameLoop,
         into: Any = None,
         markdown: Any = None,
         on_update: Callable[[Update], object] | None = None,
@@ -116,8 +110,10 @@ class ChatCall(AnswerListener):
         self.session = session
         session.listeners.append(self)
         self.listeners: list[CallListener] = []
+        self.net = net
+        self.loop = loop
         self.into = into
-        self.writer = DomWriter(into) if into is not None else None
+        self.writer: DomWriter | Any = writer_for(into) if into is not None else None
         self.on_update = on_update
         self.after_render = after_render
         self.md: Any = None
@@ -128,15 +124,15 @@ class ChatCall(AnswerListener):
         # The reasoning and the tool calls, when there is somewhere to show them.
         self.reasoning = ReasoningView(reasoning_into, markdown) if reasoning_into else None
         self.tools = ToolCallsView(tools_into) if tools_into is not None else None
-        self.sched = FrameScheduler(self.render, lambda: LOOP.request(self), LOOP.is_hidden)
-        self.handle: Any = None  # the bridge's: abort(), answer_id(), received()
+        self.sched = FrameScheduler(self.render, lambda: loop.request(self), loop.is_hidden)
+        self.handle: NetHandle | None = None  # the network's: abort(), revive()
         self.renders = 0
         self.render_ms: list[float] = []
         self.longest_render_ms = 0.0
         self._future: asyncio.Future[ChatResult] = asyncio.get_event_loop().create_future()
         self._on_stop: list[Callable[[], object]] = []
         self._ending: Finish | None = None  # ended; the last slices are still rendering
-        LOOP.add(self)
+        loop.add(self)
         if session.shown_start and self.md is not None:
             self.md.append(session.shown_start)
             self.render()  # now, not on the next frame: the answer never blinks empty
@@ -148,9 +144,7 @@ class ChatCall(AnswerListener):
         named it)."""
         self.session.url = url
         self.session.sent_headers = dict(headers)
-        self.handle = get_bridge().start(
-            url, js_obj(dict(headers)), body, create_proxy(self), *timeouts.ms()
-        )
+        self.handle = self.net.start(url, headers, body, self, timeouts)
 
     def reattach(
         self, url: str, headers: Mapping[str, str], answer_id: str, received: int, t: Timeouts
@@ -158,9 +152,7 @@ class ChatCall(AnswerListener):
         """Ask the relay for an answer it keeps, from byte ``received`` on (after a reload)."""
         self.session.url, self.session.answer_id = url, answer_id
         self.session.sent_headers = dict(headers)
-        self.handle = get_bridge().reattach(
-            url, js_obj(dict(headers)), answer_id, received, create_proxy(self), *t.ms()
-        )
+        self.handle = self.net.reattach(url, headers, answer_id, received, self, t)
 
     # -- what it has -------------------------------------------------------------------------
 
@@ -196,10 +188,10 @@ class ChatCall(AnswerListener):
         """Call ``fn`` when the answer has ended (an AbortSignal's listener to remove...)."""
         self._on_stop.append(fn)
 
-    # -- the bridge's sink (called synchronously by its read loop) -----------------------------
+    # -- the network's sink (called synchronously by its read loop) ----------------------------
 
-    def on_chunk(self, u8: Any) -> bool:
-        return self.session.feed(u8.to_bytes())
+    def on_chunk(self, data: bytes) -> bool:
+        return self.session.feed(data)
 
     def feed_bytes(self, data: bytes) -> bool:
         """Bytes that did not come through the bridge (a replay, saved bytes)."""
@@ -273,7 +265,7 @@ class ChatCall(AnswerListener):
         self._tell("on_resume", offset)
 
     def on_finish(self, finish: Finish) -> None:
-        if self.md is not None and not LOOP.is_hidden():
+        if self.md is not None and not self.loop.is_hidden():
             self._ending = finish  # the last slices, a frame each (module docstring)
             self.md.end()
             self.sched.request()
@@ -284,7 +276,7 @@ class ChatCall(AnswerListener):
 
     def _finished(self, finish: Finish) -> None:
         self._ending = None
-        LOOP.remove(self)
+        self.loop.remove(self)
         self._tell("on_finish", finish)
         for fn in self._on_stop:
             fn()
@@ -312,12 +304,12 @@ class ChatCall(AnswerListener):
 
     def render(self) -> None:
         """Apply what changed since the last render (once per frame at most)."""
-        t = js.performance.now()
+        t = time.perf_counter()
         streaming = self.session.streaming
         ending = self._ending is not None  # sliced: ``update()`` until the final one
         at_once = not streaming and not ending  # ``finish()``: a hidden tab, or a flush
         busy = False
-        now = at_once or (ending and LOOP.is_hidden())
+        now = at_once or (ending and self.loop.is_hidden())
         final = True
         if self.reasoning is not None:
             final = self.reasoning.render(streaming, at_once=now or self.md is None)
@@ -336,7 +328,7 @@ class ChatCall(AnswerListener):
         if (streaming and busy) or (ending and not final):
             self.sched.request()  # more text than a frame's budget, a fence to highlight...
         self.renders += 1
-        took = float(js.performance.now() - t)
+        took = (time.perf_counter() - t) * 1000
         self.render_ms.append(round(took, 1))
         self.longest_render_ms = max(self.longest_render_ms, took)
         if self.after_render is not None:
@@ -387,7 +379,7 @@ def safely(hook: str, fn: Callable[[Any], object], arg: Any) -> None:
         fn(arg)
     except Exception as exc:
         name = getattr(fn, "__name__", repr(fn))
-        js.console.error(f"pysse: stream_chat's {hook} callback {name} raised {exc!r}")
+        print(f"pysse: stream_chat's {hook} callback {name} raised {exc!r}", file=sys.stderr)
 
 
 def body_json(body: object) -> str:

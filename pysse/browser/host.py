@@ -1,0 +1,194 @@
+"""The bundled chat page's Python side of the wire to its view: messages in (the page's HTML at
+start, then a frame with the events since the last one), ops out (once per frame at most).
+
+The page's Python (``pysse.app``) runs in a dedicated module Web Worker (``web/worker.js``), or
+on the main thread when a worker cannot start (``web/app.js``); either way this is its only
+door. The protocol, the same in both threads (``docs/architecture.md``, "Threads"):
+
+main thread -> Python
+    ``{t: "start", page}``: the body's HTML, ``<html>``'s attributes, the saved settings,
+    the page's address, site.json, messages typed while Python started
+    ``{t: "frame", events, hidden}``: the events since the last frame (clicks, changes,
+    sends, the log's view reports, replies), coalesced; also the acknowledgement that the
+    last ops were applied, and the frame tick that renders streaming answers
+    ``{t: "eval", id, code}``: for tests and tools, Python code run in the page's namespace
+
+Python -> main thread
+    ``{t: "ops", ops, blobs, want}``: ops as one JSON text (``pysse.view.ops``), the bytes
+    some carry, and whether Python wants a frame soon
+    ``{t: "want"}``: a frame, please (nothing to apply yet)
+    ``{t: "ack", seq}``: the events of frame ``seq`` were handled, and nothing changed
+    (``ops`` and ``want`` carry ``seq`` too: tests wait on it, ``pysse.settled()``)
+    ``{t: "reply", id, value, error}``: the answer to ``eval``
+
+At most one ops message is in flight: the next waits for the frame that acknowledges it. So
+the main thread gets at most one batch a frame, and a slow main thread (a phone, a busy
+frame) gets fewer renders, never a queue of them: the cadence fits the device. A batch is at
+most ``BATCH_CHARS`` of ops (a restored chat's HTML goes over several frames).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import traceback
+from typing import Any
+
+import js
+from pyodide.ffi import to_js
+
+from ..app.app import App
+from ..app.platform import Location, Platform, spawn
+from ..render.frames import FrameLoop
+from ..view import Document, Ops
+from .dom import js_obj
+from .net import BridgeNet
+from .store import IndexedDBStore
+
+__all__ = ["BATCH_CHARS", "PageHost"]
+
+BATCH_CHARS = 96_000  # ops a frame at most (HTML parsed on the main thread: a phone's budget)
+
+
+class PageHost:
+    """One page's Python (see the module docstring). ``send(message, transfer)`` delivers a
+    message to the view: ``postMessage`` from a worker, a direct call on the main thread."""
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+        self.app: App | None = None
+        self.doc: Document | None = None
+        self.loop = FrameLoop(self._want_frame)
+        self._awaiting = False  # ops sent, their frame not come back yet
+        self._asked = False  # "want" sent since the last frame
+        self._in_frame = False
+        self._kicked = False
+        self._seq = 0  # the last frame handled (the view knows its events were dispatched)
+        self._ack = False  # that frame brought events: it is answered, with ops or an ack
+        self.namespace: dict[str, Any] = {"host": self}
+
+    # -- from the view -------------------------------------------------------------------------
+
+    def receive(self, message: Any) -> None:
+        msg = message.to_py(depth=1) if hasattr(message, "to_py") else dict(message)
+        kind = msg.get("t")
+        if kind == "frame":
+            self._frame(msg)
+        elif kind == "start":
+            self._start(_plain(msg["page"]))
+        elif kind == "eval":
+            spawn(self._eval(int(msg["id"]), str(msg["code"])))
+
+    def _start(self, page: dict[str, Any]) -> None:
+        loc = page.get("location") or {}
+        ops = Ops(on_first=self._poke)
+        doc = Document(str(page["body"]), dict(page.get("htmlAttrs") or {}), ops)
+        store = getattr(js, "pysseStore", None)
+        platform = Platform(
+            net=BridgeNet(),
+            store=IndexedDBStore(store) if store is not None else None,
+            clock=js.performance.now,
+            location=Location(
+                str(loc.get("href", "")), str(loc.get("origin", "")), str(loc.get("search", ""))
+            ),
+            loop=self.loop,
+            now_epoch_ms=js.Date.now,
+            stored_settings=page.get("settings") or None,
+        )
+        self.loop.hidden = bool(page.get("hidden"))
+        self.doc = doc
+        self.app = App(dict(page.get("site") or {}), platform, doc)
+        self.namespace["app"] = self.app
+        self.app.inspector.bind()
+        rescued = [(str(m), str(t)) for m, t in page.get("rescued") or []]
+        early = [str(t) for t in page.get("early") or []]
+        spawn(self.app.boot(early, rescued, str(page.get("notice") or "")))
+        self._flush()
+
+    def _frame(self, msg: dict[str, Any]) -> None:
+        self._awaiting = False
+        self._asked = False
+        self._in_frame = True
+        self._seq = int(msg.get("seq") or 0)
+        self._ack = bool(msg.get("events"))
+        try:
+            if "hidden" in msg:
+                self.loop.set_hidden(bool(msg["hidden"]))
+            if self.doc is not None:
+                for record in msg.get("events") or []:
+                    self._dispatch(record)
+            if self.loop.pending:
+                self.loop.on_frame()
+        finally:
+            self._in_frame = False
+        self._flush()
+
+    def _dispatch(self, record: Any) -> None:
+        assert self.doc is not None
+        data = record.to_py() if hasattr(record, "to_py") else record
+        if data.get("type") == "pageshow":
+            self.loop.page_return()
+            return
+        try:
+            self.doc.dispatch(data)
+        except Exception:  # one failing listener must not lose the rest of the frame
+            traceback.print_exc()
+
+    # -- to the view ---------------------------------------------------------------------------
+
+    def _want_frame(self) -> None:
+        self._poke()
+
+    def _poke(self) -> None:
+        """Something to deliver outside a frame: deliver it at the end of this turn."""
+        if not self._kicked and not self._in_frame:
+            self._kicked = True
+            asyncio.get_event_loop().call_soon(self._kick)
+
+    def _kick(self) -> None:
+        self._kicked = False
+        if not self._awaiting and not self._in_frame:
+            self._flush()
+
+    def _flush(self) -> None:
+        doc = self.doc
+        if self._awaiting:
+            return
+        if doc is not None and doc.ops:
+            items, blobs = doc.ops.take(BATCH_CHARS)
+            buffers = [to_js(b) for b in blobs]
+            message = {
+                "t": "ops",
+                "ops": Ops.encode(items),
+                "blobs": buffers,
+                "want": self.loop.pending or bool(doc.ops),
+                "seq": self._seq,
+            }
+            self._awaiting = True
+            self._ack = False
+            self._send(js_obj(message), to_js([b.buffer for b in buffers]))
+        elif self.loop.pending and not self._asked:
+            self._asked = True
+            self._ack = False
+            self._send(js_obj({"t": "want", "seq": self._seq}), to_js([]))
+        elif self._ack:
+            self._ack = False
+            self._send(js_obj({"t": "ack", "seq": self._seq}), to_js([]))
+
+    # -- for tests and tools -------------------------------------------------------------------
+
+    async def _eval(self, ident: int, code: str) -> None:
+        from pyodide.code import eval_code_async
+
+        reply: dict[str, Any] = {"t": "reply", "id": ident}
+        try:
+            value = await eval_code_async(code, self.namespace)
+            reply["value"] = json.dumps(value, default=str)
+        except Exception as exc:
+            reply["error"] = f"{type(exc).__name__}: {exc}"
+        self._send(js_obj(reply), to_js([]))
+
+
+def _plain(value: Any) -> Any:
+    """A JS value (the start message's page) as plain Python."""
+    return value.to_py() if hasattr(value, "to_py") else value

@@ -1,0 +1,299 @@
+"""The chat page's logic in CPython, against a model view (``tests/model_page.py``): a
+conversation, a reload, search, the message actions, settings, files, a rescued answer. Every
+batch of ops is applied to a second model of the page and checked against Python's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Coroutine
+from typing import Any
+
+from model_page import RELAY, MemoryStore, ModelPage, ScriptNet
+
+from pysse.page.settings import SETTINGS_KEY
+from pysse.render.markdown import MarkdownPolicy, make_markdown, render
+from pysse.server.demo import RICH_ANSWER
+from pysse.testing import Script
+
+
+def run(coro: Coroutine[Any, Any, Any]) -> Any:
+    return asyncio.run(coro)
+
+
+def answer_bytes(text: str, **kw: Any) -> bytes:
+    return Script.answer(text, "openai-chat", **kw).body
+
+
+def one_shot(text: str) -> str:
+    return render(text, make_markdown(MarkdownPolicy()))
+
+
+def test_a_conversation_streams_renders_and_is_stored() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        assert page.doc.body.dataset.ready == "1"
+        page.net.play(answer_bytes(RICH_ANSWER), chunk=37)
+        page.send("hello")
+        await page.settle()
+        (art,) = page.answers()
+        assert art.getAttribute("data-state") == "completed"
+        assert art.getAttribute("data-text") == RICH_ANSWER
+        assert page.answer_html(art) == one_shot(RICH_ANSWER)  # what the view shows
+        assert page.view.texts[art.handle] == RICH_ANSWER  # the view's copy (Copy, rescue)
+        assert page.log_texts() == ["hello", RICH_ANSWER]
+        (request,) = page.net.requests
+        assert request["url"] == RELAY
+        assert request["body"]["messages"][-1] == {"role": "user", "content": "hello"}
+        assert ["follow"] in page.view.scrolls
+        (body,) = page.store.data["bodies"].values()
+        stored = json.loads(body)
+        assert [m["text"] for m in stored["messages"]] == ["hello", RICH_ANSWER]
+
+    run(go())
+
+
+def test_a_reload_shows_the_chat_again_and_it_goes_on() -> None:
+    async def go() -> None:
+        store = MemoryStore()
+        first = ModelPage(store)
+        await first.boot()
+        for text in ("one **1**", "two *2*"):
+            first.net.play(answer_bytes(text))
+            first.send(f"q {text}")
+            await first.settle()
+        again = ModelPage(store)
+        await again.boot()
+        arts = again.answers()
+        assert [a.getAttribute("data-text") for a in arts] == ["one **1**", "two *2*"]
+        for art in arts:  # restored from storage, rendered by the restorer
+            assert art.getAttribute("data-pending") is None
+            assert again.answer_html(art) == one_shot(art.getAttribute("data-text") or "")
+        assert again.log_texts() == ["q one **1**", "one **1**", "q two *2*", "two *2*"]
+        again.net.play(answer_bytes("three"))
+        again.send("q three")
+        await again.settle()
+        (request,) = again.net.requests  # the whole conversation went out
+        assert [m["content"] for m in request["body"]["messages"]] == [
+            "q one **1**", "one **1**", "q two *2*", "two *2*", "q three",
+        ]  # fmt: skip
+
+    run(go())
+
+
+def test_regenerate_makes_a_version_and_the_arrows_switch_between_them() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        page.net.play(answer_bytes("first"))
+        page.send("q")
+        await page.settle()
+        page.net.play(answer_bytes("second"))
+        page.click("[data-role=regenerate]", page.answers()[0])
+        await page.settle()
+        (art,) = page.answers()
+        assert art.getAttribute("data-text") == "second"
+        count = page.q("[data-role=versions] .count", art)
+        assert count.textContent == "2/2" or "2" in count.textContent
+        page.click("[data-role=version-prev]", art)
+        await page.settle()
+        assert page.answers()[0].getAttribute("data-text") == "first"
+        assert ["hold"] in page.view.scrolls and ["unhold"] in page.view.scrolls
+
+    run(go())
+
+
+def test_edit_and_resend_branches_the_conversation() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        page.net.play(answer_bytes("a1"))
+        page.send("question")
+        await page.settle()
+        user = page.app.log.querySelector("[data-role=user]")
+        assert user is not None
+        page.click("[data-role=edit]", user)
+        await page.settle()
+        page.type_into("[data-role=edit-text]", "better question")
+        page.net.play(answer_bytes("a2"))
+        page.click("[data-role=edit-send]", user)
+        await page.settle()
+        assert page.log_texts() == ["better question", "a2"]
+        assert page.net.requests[-1]["body"]["messages"][-1]["content"] == "better question"
+
+    run(go())
+
+
+def test_a_cut_answer_is_continued_in_place() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        full = answer_bytes("The beginning and the end.")
+        page.net.play(full[: len(full) // 2])  # no terminal signal: truncated
+        page.send("tell me")
+        await page.settle()
+        (art,) = page.answers()
+        assert art.getAttribute("data-state") == "truncated"
+        partial = art.getAttribute("data-text") or ""
+        page.net.play(answer_bytes(" REST"))
+        page.click("[data-role=continue]", art)
+        await page.settle()
+        (art,) = page.answers()
+        joined = art.getAttribute("data-text") or ""  # (joined at the seam: page.continuation)
+        assert joined.startswith(partial.rstrip()) and joined.endswith("REST")
+        assert art.getAttribute("data-state") == "completed"
+        assert page.view.texts[art.handle] == joined  # the view's copy, the same text
+
+    run(go())
+
+
+def test_search_finds_a_chat_and_opens_it_at_the_message_with_the_term_marked() -> None:
+    async def go() -> None:
+        store = MemoryStore()
+        first = ModelPage(store)
+        await first.boot()
+        for i, word in enumerate(("apples", "pears", "plums")):
+            first.click("[data-role=new-chat]")
+            first.net.play(answer_bytes(f"We talk about {word} here ({i})."))
+            first.send(f"chat {i}")
+            await first.settle()
+        page = ModelPage(store)
+        await page.boot()
+        page.fire(page.q("[data-role=search]"), "focus")
+        page.type_into("[data-role=search]", "pears")
+        await page.settle()
+        results = page.q("[data-role=search-results]")
+        assert not results.hidden and results.getAttribute("data-term") == "pears"
+        (hit,) = results.querySelectorAll("[data-role=search-result]")
+        assert "chat 1" in hit.textContent
+        page.click(hit)
+        await page.settle()
+        assert page.log_texts() == ["chat 1", "We talk about pears here (1)."]
+        (art,) = page.app.log.querySelectorAll("[data-search-hit]")
+        assert ["center", art.handle] in page.view.scrolls
+        ((marked, (i, lo, j, hi)),) = page.view.marks
+        assert marked == art.handle and hi - lo == len("pears") and i == j
+
+    run(go())
+
+
+def test_deleting_a_chat_asks_first() -> None:
+    async def go() -> None:
+        store = MemoryStore()
+        page = ModelPage(store, confirm=False)
+        await page.boot()
+        page.net.play(answer_bytes("kept"))
+        page.send("keep me")
+        await page.settle()
+        page.click("[data-role=chat-delete]")
+        await page.settle()
+        assert len(store.data["bodies"]) == 1  # refused: still there
+        page.confirm = True
+        page.click("[data-role=chat-delete]")
+        await page.settle()
+        assert store.data["bodies"] == {} and page.answers() == []
+        assert page.q("[data-role=chat-list] .empty").textContent == "No saved chats yet."
+
+    run(go())
+
+
+def test_settings_are_saved_through_the_view_and_the_theme_applies() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        page.type_into("[data-setting=model]", "my-model")
+        page.fire(page.q("[data-setting=model]"), "change", value="my-model")
+        page.click("[data-role=theme]")
+        await page.settle()
+        saved = json.loads(page.view.stored[SETTINGS_KEY])
+        assert saved["model"] == "my-model" and saved["theme"] == "light"
+        assert page.view.doc.documentElement.getAttribute("data-theme") == "light"
+
+    run(go())
+
+
+def test_export_offers_the_chat_as_files() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        page.net.play(answer_bytes("an **answer**"))
+        page.send("a question")
+        await page.settle()
+        page.click("[data-role=export-md]")
+        page.click("[data-role=export-json]")
+        await page.settle()
+        (md_name, md, md_mime), (json_name, data, json_mime) = page.view.downloads
+        assert md_name.endswith(".md") and "an **answer**" in md and md_mime == "text/markdown"
+        assert json_name.endswith(".json") and json_mime == "application/json"
+        assert [m["text"] for m in json.loads(data)["messages"]] == ["a question", "an **answer**"]
+
+    run(go())
+
+
+def test_an_answer_a_dead_worker_was_streaming_keeps_the_text_it_showed() -> None:
+    async def go() -> None:
+        store = MemoryStore()
+        page = ModelPage(store)
+        await page.boot()
+        page.net.play(answer_bytes("on")[:60], end=False)  # the worker "dies" while it streams
+        page.send("hello")
+        await page.settle()
+        (art,) = page.answers()
+        conv = page.app.conv
+        page.app.answers.save_in_flight(page.app.answers.turns[0])
+        await page.settle()
+        again = ModelPage(store)
+        await again.app.boot([], [(art.getAttribute("data-id") or "", "on screen")], "why")
+        await again.settle()
+        (art,) = again.answers()
+        assert art.getAttribute("data-state") == "error"
+        assert art.getAttribute("data-text") == "on screen"
+        assert conv.id == again.app.conv.id
+        notices = again.app.log.querySelectorAll("[data-role=notice]")
+        assert [n.textContent for n in notices] == ["why"]
+
+    run(go())
+
+
+def test_the_model_view_catches_an_op_the_view_would_apply_elsewhere() -> None:
+    """The harness's own check can fail: an element moved in Python only is found."""
+
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        el = page.doc.createElement("p")
+        page.app.log.childNodes.append(el)  # (behind the ops' back)
+        el.parent = page.app.log
+        try:
+            page.deliver()
+        except AssertionError as exc:
+            return str(exc)
+        return ""
+
+    assert "children" in run(go())
+
+
+def test_a_net_that_never_answers_leaves_the_answer_streaming() -> None:
+    """(The scripted network is honest: no bytes, no end.)"""
+    net = ScriptNet()
+    assert net.queue == []
+
+
+def test_storage_that_fails_is_said_once_and_the_page_works_in_memory() -> None:
+    """A store that refuses every write (a full disk): one notice, in words, and the chat
+    goes on in memory (the same code path in a worker and on the main thread)."""
+
+    async def go() -> None:
+        store = MemoryStore()
+        page = ModelPage(store)
+        await page.boot()
+        store.fail = "QuotaExceededError"
+        page.net.play(answer_bytes("kept in memory"))
+        page.send("hello")
+        await page.settle()
+        notices = [n.textContent for n in page.app.log.querySelectorAll("[data-role=notice]")]
+        assert len(notices) == 1 and "keeps working" in notices[0]
+        assert page.log_texts() == ["hello", "kept in memory"]
+
+    run(go())

@@ -1,0 +1,143 @@
+"""The page's Python in a Web Worker: where it runs, and what the page does when the worker
+cannot start, when its Python dies, and when the reader acts while it is busy."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conftest import settled, stored_answers, wait_stored
+
+pytestmark = pytest.mark.browser
+
+MODE = "() => window.pysse && window.pysse.mode"
+NOTICES = "() => [...document.querySelectorAll('[data-role=notice]')].map((n) => n.textContent)"
+
+
+def test_the_page_runs_its_python_in_a_worker_and_the_main_thread_has_none(
+    make_page: Any,
+) -> None:
+    p = make_page(thread="worker")
+    page = p.open()
+    assert page.evaluate(MODE) == "worker"
+    assert page.evaluate("() => typeof window.pysseRuntime") == "undefined"
+    assert page.evaluate("() => pysse.py('import js; hasattr(js, \"document\")')") is False
+    p.send("/demo echo from the worker")
+    assert p.wait_done().get_attribute("data-text") == "from the worker"
+
+
+def test_the_main_thread_mode_runs_the_same_page(make_page: Any) -> None:
+    p = make_page(thread="main")
+    page = p.open()
+    assert page.evaluate(MODE) == "main"
+    assert page.evaluate("() => typeof window.pysseRuntime") == "object"
+    p.send("/demo echo on the main thread")
+    assert p.wait_done().get_attribute("data-text") == "on the main thread"
+    assert page.evaluate(NOTICES) == []  # chosen, not fallen back to: nothing to say
+
+
+def _without_workers(route: Any) -> None:
+    """The page as a site whose CSP forbids workers (worker-src 'none')."""
+    resp = route.fetch()
+    html = resp.text().replace("object-src 'none';", "object-src 'none'; worker-src 'none';")
+    route.fulfill(response=resp, body=html)
+
+
+@pytest.mark.parametrize("how", ["csp", "module 404"])
+def test_a_worker_that_cannot_start_leaves_the_page_on_the_main_thread_saying_so(
+    make_page: Any, how: str
+) -> None:
+    p = make_page(thread="worker")
+    if how == "csp":
+        p.page.route("**/", _without_workers)
+    else:
+        p.page.route("**/worker.js", lambda route: route.fulfill(status=404, body="gone"))
+    page = p.open()
+    assert page.evaluate(MODE) == "main"
+    (notice,) = page.evaluate(NOTICES)
+    assert "could not start the page's Python in a Web Worker" in notice
+    assert "main thread" in notice
+    p.send("/demo echo still works")
+    assert p.wait_done().get_attribute("data-text") == "still works"
+    p.errors[:] = [e for e in p.errors if "worker" not in e.lower()]  # (the refusal itself)
+
+
+KILL = """import sys
+sys.setrecursionlimit(1_000_000)
+def down(n):
+    return down(n + 1)
+down(0)"""
+
+
+def test_a_worker_whose_python_dies_leaves_the_answer_its_text_and_starts_again(
+    make_page: Any,
+) -> None:
+    """A fatal error (here: the wasm stack exhausted by runaway recursion) kills the worker's
+    Python for good. The answer it was streaming keeps the text it had, marked as ended by
+    the failure; the chat is in storage; a new worker starts, without a reload, and shows it
+    all again with a notice; the page goes on working."""
+    p = make_page(thread="worker", settings={"headers": "X-Demo-Pace: 0.2"})
+    page = p.open()
+    p.send("/demo long")
+    page.wait_for_function(
+        "() => (document.querySelector('[data-role=assistant] .settled') || {}).textContent?.length > 300"
+    )
+    wait_stored(page, lambda s: any(m.get("state") == "streaming" for m in stored_answers(s)))
+    page.evaluate("(code) => { pysse.py(code).catch(() => {}); }", KILL)
+    page.wait_for_function("() => document.body.dataset.ready === ''", timeout=60_000)
+    page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+    art = page.wait_for_selector("[data-role=assistant]")
+    assert art.get_attribute("data-state") == "error"
+    text = art.get_attribute("data-text") or ""
+    assert len(text) > 300
+    assert "stopped" in art.query_selector(".status").inner_text().lower()
+    notices = page.evaluate(NOTICES)
+    assert any("The page's Python stopped" in n and "started again" in n for n in notices)
+    stored = wait_stored(page, lambda s: any(m.get("state") == "error" for m in stored_answers(s)))
+    (kept,) = [m for m in stored_answers(stored) if m.get("state") == "error"]
+    assert kept["text"] == text
+    p.send("/demo echo alive")
+    assert p.wait_done().get_attribute("data-text") == "alive"
+    p.errors.clear()  # (the fatal error was this test's doing)
+
+
+BUSY = """import time
+t = time.monotonic()
+while time.monotonic() - t < 2.5:
+    pass"""
+
+
+def test_a_burst_of_events_while_the_worker_is_busy_is_applied_once_each(
+    make_page: Any,
+) -> None:
+    """The worker computes for 2.5 s; meanwhile the reader types a search (only its last
+    value matters: merged), presses the theme button twice and sends a message. None is
+    lost, none applied twice."""
+    p = make_page(thread="worker")
+    page = p.open()
+    p.send("/demo echo apples and pears")
+    p.wait_done()
+    settled(page)
+    theme_before = page.evaluate("() => document.documentElement.dataset.theme || 'system'")
+    assert theme_before == "system"
+    page.evaluate("(code) => { window.__busy = pysse.py(code); }", BUSY)
+    page.wait_for_timeout(200)  # (the worker is in the loop now)
+    page.fill("[data-role=search]", "app")
+    page.fill("[data-role=search]", "pears")
+    page.click("[data-role=theme]")
+    page.click("[data-role=theme]")
+    page.fill("[data-role=prompt]", "/demo echo sent while busy")
+    page.press("[data-role=prompt]", "Enter")
+    page.evaluate("() => window.__busy")
+    settled(page)
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"  # 2 presses
+    page.wait_for_selector("[data-role=search-results][data-term='pears']")
+    p.wait_done()
+    texts = page.eval_on_selector_all(
+        "[data-role=assistant]", "els => els.map((e) => e.dataset.text)"
+    )
+    assert texts == ["apples and pears", "sent while busy"]
+    saved = json.loads(page.evaluate("() => localStorage.getItem('pysse.settings.v1')"))
+    assert saved["theme"] == "dark"

@@ -1,0 +1,685 @@
+// The page's view: the main thread's half of the chat page. The page's Python (pysse.app) runs
+// in a Web Worker (or, as a fallback, on this thread) against a model of this DOM, and sends
+// what changed as ops, at most one batch a frame (pysse/view/ops.py lists them). This applies
+// them, and owns what needs the real DOM or the reader's gesture: scroll following (it needs
+// layout), the composer and the keyboard shortcuts (preventDefault cannot wait for a worker),
+// Copy (the clipboard needs the click's user activation), focus, downloads, confirm dialogs.
+// Everything else the reader does goes to Python as event records, once a frame.
+//
+// Elements are named by handles that both sides number the same way: <html> is 1, then the
+// body's elements in document order (a template's content as its children); every element
+// Python creates, clones or parses later is numbered as it is made.
+import { DomWriter } from "./dom_writer.js";
+
+const THRESHOLD = 8; // px from the bottom that still counts as "at the bottom"
+const UP_KEYS = new Set(["ArrowUp", "PageUp", "Home"]);
+const DOWN_KEYS = new Set(["ArrowDown", "PageDown", "End", " "]);
+const HIGHLIGHT = "pysse-search";
+const TABS_MOVES = { ArrowRight: 1, ArrowLeft: -1 };
+
+// Follows the bottom only while the reader is there: scrolling up releases it, scrolling
+// back down re-arms it, and the view's own scrolling is never taken for the reader's.
+// (The same rules as pysse.render.frames.ScrollFollower, which stream_chat uses.)
+export class Follower {
+  constructor() {
+    this.following = true;
+    this.showJump = false;
+    this.expected = null;
+    this.heightAtDown = null;
+  }
+  onScroll(top, height, client) {
+    if (this.expected !== null && Math.abs(top - this.expected) < 1.5) { this.expected = null; return; }
+    this.expected = null;
+    const gap = height - top - client;
+    const grown = this.heightAtDown !== null ? height - this.heightAtDown : 0;
+    if (gap <= THRESHOLD || (this.heightAtDown !== null && gap <= THRESHOLD + grown)) {
+      this.following = true;
+      this.showJump = false;
+      this.heightAtDown = null;
+    } else {
+      this.following = false;
+    }
+  }
+  up() { this.following = false; this.expected = null; this.heightAtDown = null; }
+  down(height) { if (this.heightAtDown === null) this.heightAtDown = height; }
+  target(height, client) {
+    if (!this.following) { this.showJump = true; return null; }
+    const t = Math.max(0, height - client);
+    this.expected = t;
+    return t;
+  }
+  jump(height, client) {
+    this.following = true;
+    this.showJump = false;
+    const t = Math.max(0, height - client);
+    this.expected = t;
+    return t;
+  }
+}
+
+// Where the engine has no CSS scroll anchoring (WebKit: Safari, every iPhone browser), the
+// view holds the reader's place itself: the element at the middle of the view, and where it
+// was; after the content changes, scroll by as much as it moved.
+class Hold {
+  constructor(native) { this.native = native; this.anchor = null; this.corrections = 0; }
+  active(following) { return !this.native && !following; }
+  remember(node, top) { this.anchor = node ? { node, top } : null; }
+  forget() { this.anchor = null; }
+  correction(now) {
+    if (!this.anchor || now === null) return 0;
+    const shift = now - this.anchor.top;
+    if (Math.abs(shift) < 0.5) return 0;
+    this.corrections++;
+    return shift;
+  }
+}
+
+export class View {
+  // post(message, transfer): to the page's Python. ready(): called once Python listens for
+  // sends (the composer is the view's from then on).
+  constructor({ post, onReady = () => {} }) {
+    this.post = post;
+    this.onReady = onReady;
+    this.nodes = new Map(); // handle -> element
+    this.handles = new WeakMap(); // element -> handle
+    this.writers = new Map(); // handle -> DomWriter (an answer's streaming markdown)
+    this.texts = new Map(); // handle -> an answer's text, whole
+    this.listening = new Map(); // handle -> Set of "type/capture"
+    this.keys = new Map(); // "handle/type/capture" -> the keys forwarded (null: all)
+    this.queue = []; // event records for the next frame
+    this.eventIds = new WeakMap();
+    this.nextEvent = 1;
+    this.scheduled = false;
+    this.unacked = false; // ops applied, not acknowledged yet
+    this.wanted = false; // Python asked for a frame
+    this.sendH = 0; // the composer's handle once Python takes sends
+    this.seq = 0; // frames posted
+    this.eventSeq = 0; // the last frame that carried events
+    this.doneSeq = 0; // the last frame whose events Python handled (its reply applied)
+    this.waiters = [];
+    this.stats = { batches: 0, ops: 0, applyMs: 0, longestApplyMs: 0, frames: 0, errors: 0 };
+    const $ = (sel) => document.querySelector(sel);
+    this.log = $("[data-role=log]");
+    this.prompt = $("[data-role=prompt]");
+    this.jumpBtn = $("[data-role=jump]");
+    this.follower = new Follower();
+    this.hold = new Hold(CSS.supports("overflow-anchor", "auto"));
+    this.observed = new Set(); // the log's messages the ResizeObserver watches
+    this.held = null; // scrollTop kept across a rebuild ("hold" ... "unhold")
+    this.resize = new ResizeObserver(() => this.afterLayout());
+    this.resize.observe(this.log);
+    this.seen = null; // the restorer's IntersectionObserver
+    this.bindPage();
+  }
+
+  // -- handles ----------------------------------------------------------------------------
+
+  bind(h, el) { this.nodes.set(h, el); this.handles.set(el, h); }
+
+  // Number `el` and its descendants (a template's content as its children) from `next`;
+  // returns the next free number.
+  numberTree(el, next) {
+    this.bind(next++, el);
+    const kids = el.tagName === "TEMPLATE" ? el.content.children : el.children;
+    for (const kid of kids) next = this.numberTree(kid, next);
+    return next;
+  }
+
+  numberChildren(el, next, from = 0) {
+    const kids = el.children;
+    for (let i = from; i < kids.length; i++) next = this.numberTree(kids[i], next);
+    return next;
+  }
+
+  // The page as Python models it: the body's HTML, numbered now (the moment of the copy).
+  snapshot() {
+    this.bind(1, document.documentElement);
+    this.numberTree(document.body, 2);
+    const htmlAttrs = {};
+    for (const a of document.documentElement.attributes) htmlAttrs[a.name] = a.value;
+    return { body: document.body.outerHTML, htmlAttrs };
+  }
+
+  handleNear(node) {
+    for (let n = node; n; n = n.parentNode) {
+      const h = this.handles.get(n);
+      if (h !== undefined) return h;
+    }
+    return 0;
+  }
+
+  error(message) {
+    this.stats.errors++;
+    console.error(`pysse view: ${message}`);
+    if (!document.body.dataset.viewError) document.body.dataset.viewError = message;
+  }
+
+  expectCount(what, h, got, want) {
+    if (got !== want) this.error(`${what} on #${h} numbered ${got} elements, Python ${want}`);
+  }
+
+  // -- messages from Python ---------------------------------------------------------------
+
+  receive(msg) {
+    if (msg.t === "ops") {
+      this.apply(msg.ops, msg.blobs || []);
+      this.unacked = true;
+      if (msg.want) this.wanted = true;
+      this.schedule();
+    } else if (msg.t === "want") {
+      this.wanted = true;
+      this.schedule();
+    }
+    if (msg.seq > this.doneSeq) {
+      this.doneSeq = msg.seq;
+      this.waiters = this.waiters.filter(([seq, resolve]) => (seq <= this.doneSeq ? resolve() : true));
+    }
+  }
+
+  // Resolves once Python has handled every event so far and its reply is applied (tests:
+  // a click's or a send's immediate effects are on screen).
+  settled() {
+    if (this.queue.length) this.schedule();
+    const target = this.queue.length ? this.seq + 1 : this.eventSeq;
+    if (target <= this.doneSeq) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push([target, resolve]));
+  }
+
+  apply(text, blobs) {
+    const t0 = performance.now();
+    const ops = JSON.parse(text);
+    let logChanged = false;
+    for (const op of ops) {
+      const fn = OPS[op[0]];
+      if (!fn) { this.error(`unknown op ${op[0]}`); continue; }
+      try {
+        if (fn.call(this, op, blobs)) logChanged = true;
+      } catch (e) {
+        this.error(`op ${JSON.stringify(op).slice(0, 200)} failed: ${e}`);
+      }
+    }
+    if (logChanged) this.watchMessages();
+    const ms = performance.now() - t0;
+    this.stats.batches++;
+    this.stats.ops += ops.length;
+    this.stats.applyMs += ms;
+    this.stats.longestApplyMs = Math.max(this.stats.longestApplyMs, ms);
+  }
+
+  // -- frames -------------------------------------------------------------------------------
+
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    if (document.visibilityState === "hidden") setTimeout(() => this.tick(), 0);
+    else requestAnimationFrame(() => this.tick());
+  }
+
+  // One frame: the events since the last one, the acknowledgement of the last ops, and the
+  // tick that lets Python render, in one message.
+  tick() {
+    this.scheduled = false;
+    if (!this.queue.length && !this.wanted && !this.unacked) return;
+    this.stats.frames++;
+    const events = this.queue;
+    this.queue = [];
+    this.wanted = false;
+    this.unacked = false;
+    this.seq++;
+    if (events.length) this.eventSeq = this.seq;
+    this.post({ t: "frame", seq: this.seq, events, hidden: document.visibilityState === "hidden" });
+  }
+
+  push(record) {
+    if (this.closed) return;
+    if (record.type === "input") { // only the last value matters
+      const i = this.queue.findIndex((r) => r.type === "input" && r.t === record.t && r.h === record.h);
+      if (i >= 0) this.queue.splice(i, 1);
+    }
+    this.queue.push(record);
+    this.schedule();
+  }
+
+  // -- events to Python ---------------------------------------------------------------------
+
+  listen(h, type, capture, options) {
+    const el = this.nodes.get(h);
+    if (!el) return;
+    const key = `${type}/${capture}`;
+    const known = this.listening.get(h) || new Set();
+    this.listening.set(h, known);
+    if (type === "send") { // the composer: Enter and Send go to Python from now on
+      this.sendH = h;
+      this.onReady();
+      return;
+    }
+    if (type === "seen") { this.watchSeen(h, el); return; }
+    this.keys.set(`${h}/${key}`, options && options.keys ? new Set(options.keys) : null);
+    if (known.has(key)) return; // (a new key filter: read by the listener below)
+    known.add(key);
+    el.addEventListener(type, (e) => {
+      if (this.closed) return;
+      const keys = this.keys.get(`${h}/${key}`);
+      if (keys && !keys.has(e.key)) return;
+      this.push(this.record(e, h, capture));
+    }, capture);
+  }
+
+  record(e, h, capture) {
+    let id = this.eventIds.get(e);
+    if (!id) { id = this.nextEvent++; this.eventIds.set(e, id); }
+    const target = e.target;
+    const r = { type: e.type, h, t: this.handleNear(target), e: id, cap: !!capture, prevented: e.defaultPrevented };
+    if (e.key !== undefined) { r.key = e.key; r.shift = e.shiftKey; r.composing = e.isComposing; }
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.tagName === "SELECT")) {
+      if (target.type === "file") {
+        r.files = [...(target.files || [])];
+        target.value = ""; // the same file can be chosen again
+      } else {
+        r.value = target.value;
+      }
+    }
+    if (e.type === "toggle") r.open = !!target.open;
+    if (e.type === "drop" && e.dataTransfer) r.files = [...e.dataTransfer.files];
+    return r;
+  }
+
+  // The composer's text, to Python (or false before Python takes sends: app.js queues it).
+  sendText(text) {
+    if (!this.sendH) return false;
+    this.push({ type: "send", h: this.sendH, t: this.sendH, e: this.nextEvent++, detail: text });
+    return true;
+  }
+
+  sendFromPrompt() {
+    const text = this.prompt.value.trim();
+    if (!text || !this.sendH) return;
+    this.prompt.value = "";
+    this.grow();
+    this.sendText(text);
+  }
+
+  reply(id, value) { this.push({ type: "reply", id, value }); }
+
+  watchSeen(h, log) {
+    if (this.seen) return;
+    this.seen = new IntersectionObserver((entries) => {
+      const detail = entries.map((en) => [this.handleNear(en.target), en.isIntersecting]);
+      this.push({ type: "seen", h, t: h, e: this.nextEvent++, detail });
+    }, { root: log, rootMargin: "100% 0px 100% 0px" });
+  }
+
+  // -- the page's own behaviour --------------------------------------------------------------
+
+  bindPage() {
+    const passive = { passive: true };
+    // (every listener ends with the view: a new worker gets a new view)
+    const on = (target, type, fn, options) => target.addEventListener(type, (e) => { if (!this.closed) fn(e); }, options);
+    on(document, "keydown", (e) => this.onKey(e), true);
+    on(document, "click", (e) => this.onClick(e), true);
+    on(this.prompt, "input", () => this.grow());
+    on(this.log, "scroll", () => this.onScroll(), passive);
+    on(this.log, "wheel", (e) => this.onWheel(e), passive);
+    on(this.jumpBtn, "click", () => this.jump());
+    on(this.jumpBtn, "wheel", (e) => { // it floats over the log: scroll the log
+      e.preventDefault();
+      this.onWheel(e);
+      this.log.scrollTop += e.deltaY;
+    });
+    for (const type of ["dragover", "drop"]) {
+      on(document, type, (e) => { if (e.target.closest?.("[data-role=replay-drop]")) e.preventDefault(); });
+    }
+    on(document, "visibilitychange", () => this.schedule());
+    on(window, "pageshow", (e) => {
+      if (e.persisted) this.push({ type: "pageshow", h: 0, e: this.nextEvent++ });
+    });
+  }
+
+  // This view's Python is gone (a dead worker): its listeners and observers stop.
+  close() {
+    this.closed = true;
+    this.resize.disconnect();
+    if (this.seen) this.seen.disconnect();
+  }
+
+  grow() {
+    const el = this.prompt;
+    el.style.height = "auto";
+    if (el.value) el.style.height = `${el.scrollHeight + 2}px`; // (an empty box measures its placeholder)
+  }
+
+  press(root, selector) {
+    const btn = root && root.querySelector(selector);
+    if (btn) btn.click();
+    return !!btn;
+  }
+
+  // Keys: the page's shortcuts act here and now (only here can they preventDefault); what
+  // they mean for the chat reaches Python as clicks on the page's own buttons, or a send.
+  onKey(e) {
+    const t = e.target;
+    const role = t.getAttribute ? t.getAttribute("data-role") : null;
+    const plainEnter = e.key === "Enter" && !e.shiftKey && !e.isComposing;
+    if (role === "prompt" && plainEnter) {
+      if (this.sendH) { e.preventDefault(); this.sendFromPrompt(); }
+      return;
+    }
+    if (role === "edit-text" && (plainEnter || e.key === "Escape")) {
+      e.preventDefault(); // (and the page's Escape does not act as well)
+      this.press(t.closest("article"), plainEnter ? "[data-role=edit-send]" : "[data-role=edit-cancel]");
+      return;
+    }
+    if (role === "chat-title" && (e.key === "Enter" || e.key === "Escape")) {
+      e.preventDefault(); // (Python hears these two keys: it renames, or gives the list back)
+      return;
+    }
+    if (role === "search" && this.searchKey(e, t)) return;
+    if (role === "search-result" && this.resultKey(e, t)) return;
+    if (t.closest && t.closest("[role=tablist]") && this.tabKey(e, t)) return;
+    if (this.log.contains(t)) {
+      if (UP_KEYS.has(e.key)) this.follower.up();
+      else if (DOWN_KEYS.has(e.key)) this.follower.down(this.log.scrollHeight);
+    }
+    if (e.key === "Escape" && !e.defaultPrevented && this.escape()) e.preventDefault();
+  }
+
+  // Escape closes what is open (the chat drawer, the inspector, an edit), else stops the
+  // answer streaming in the open chat: by pressing that thing's own button.
+  escape() {
+    const body = document.body;
+    if (body.dataset.chatsOpen === "1") return this.press(document, "[data-role=chats-close]");
+    if (body.dataset.inspecting === "1") return this.press(document, "[data-role=insp-close]");
+    if (this.press(this.log, ".edit-box [data-role=edit-cancel]")) return true;
+    const stop = document.querySelector("[data-role=stop]");
+    if (body.dataset.streaming === "1" && stop && !stop.disabled) { stop.click(); return true; }
+    return false;
+  }
+
+  results() { return [...document.querySelectorAll("[data-role=search-results] [data-role=search-result]")]; }
+
+  clearSearch(field) {
+    field.value = "";
+    field.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+
+  // (true: the key was the search field's; false: the page's, e.g. Escape in an empty field)
+  searchKey(e, field) {
+    const results = this.results();
+    if (e.key === "Escape" && field.value) this.clearSearch(field);
+    else if (e.key === "ArrowDown" && results.length) results[0].focus();
+    else if (e.key === "Enter" && results.length) results[0].click();
+    else return false;
+    e.preventDefault();
+    return true;
+  }
+
+  resultKey(e, btn) {
+    const results = this.results();
+    const i = results.indexOf(btn);
+    const field = document.querySelector("[data-role=search]");
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      const next = i + (e.key === "ArrowDown" ? 1 : -1);
+      if (next >= 0 && next < results.length) results[next].focus();
+      else if (next < 0) field.focus();
+    } else if (e.key === "Escape") {
+      this.clearSearch(field);
+      field.focus();
+    } else {
+      return false;
+    }
+    e.preventDefault();
+    return true;
+  }
+
+  // The inspector's tabs (ARIA tabs): arrows, Home and End move to a tab and select it.
+  tabKey(e, t) {
+    const tabs = [...t.closest("[role=tablist]").querySelectorAll("[role=tab]")];
+    const i = tabs.indexOf(t.closest("[role=tab]"));
+    let next;
+    if (e.key in TABS_MOVES) next = (i + TABS_MOVES[e.key] + tabs.length) % tabs.length;
+    else if (e.key === "Home") next = 0;
+    else if (e.key === "End") next = tabs.length - 1;
+    else return false;
+    e.preventDefault();
+    tabs[next].focus();
+    tabs[next].click();
+    return true;
+  }
+
+  onClick(e) {
+    const btn = e.target.closest ? e.target.closest("button") : null;
+    if (!btn) return;
+    if (btn.dataset.role === "send") { this.sendFromPrompt(); return; }
+    if (btn.classList.contains("copy") && btn.closest(".codeblock")) {
+      const pre = btn.closest(".codeblock").querySelector("pre");
+      if (pre) this.copy(btn, pre.textContent);
+    } else if (btn.dataset.role === "copy-answer") {
+      const art = btn.closest("article");
+      this.copy(btn, art.dataset.text || this.texts.get(this.handles.get(art)) || "");
+    }
+  }
+
+  async copy(btn, text) {
+    let label = "Copied";
+    try { await navigator.clipboard.writeText(text); } catch (e) { label = "Copy failed"; }
+    const original = btn.dataset.label || btn.textContent;
+    btn.dataset.label = original;
+    btn.textContent = label;
+    setTimeout(() => { btn.textContent = btn.dataset.label || original; }, 1500);
+  }
+
+  // -- scroll following ----------------------------------------------------------------------
+
+  // After the browser laid the page out (ResizeObserver: the sizes are known, nothing is
+  // forced): keep the bottom in view while following; elsewhere, hold the reader's place.
+  afterLayout() {
+    const log = this.log;
+    if (this.hold.active(this.follower.following) && this.hold.anchor) {
+      const node = this.hold.anchor.node;
+      const shift = this.hold.correction(node.isConnected ? this.topInLog(node) : null);
+      if (shift) log.scrollTop += shift;
+    }
+    const target = this.follower.target(log.scrollHeight, log.clientHeight);
+    if (target !== null && Math.abs(log.scrollTop - target) >= 1) log.scrollTop = target;
+    else if (target !== null) this.follower.expected = null;
+    this.jumpBtn.hidden = !this.follower.showJump;
+    this.rememberAnchor();
+  }
+
+  rememberAnchor() {
+    if (!this.hold.active(this.follower.following)) { this.hold.forget(); return; }
+    const box = this.log.getBoundingClientRect();
+    const el = document.elementFromPoint(box.left + box.width / 2, box.top + this.log.clientHeight / 2);
+    if (!el || el === this.log || !this.log.contains(el)) this.hold.forget();
+    else this.hold.remember(el, this.topInLog(el));
+  }
+
+  topInLog(el) { return el.getBoundingClientRect().top - this.log.getBoundingClientRect().top; }
+
+  onScroll() {
+    const log = this.log;
+    this.follower.onScroll(log.scrollTop, log.scrollHeight, log.clientHeight);
+    if (this.follower.following) this.jumpBtn.hidden = true;
+    this.rememberAnchor();
+  }
+
+  onWheel(e) {
+    if (e.deltaY < 0) this.follower.up();
+    else if (e.deltaY > 0) this.follower.down(this.log.scrollHeight);
+  }
+
+  jump() {
+    this.log.scrollTop = this.follower.jump(this.log.scrollHeight, this.log.clientHeight);
+    this.jumpBtn.hidden = true;
+  }
+
+  // The log's messages, watched for size changes (a growing answer, a restored one rendered,
+  // an image loaded); a removed one is let go.
+  watchMessages() {
+    for (const el of this.log.children) {
+      if (!this.observed.has(el)) { this.observed.add(el); this.resize.observe(el); }
+    }
+    for (const el of this.observed) {
+      if (el.parentNode !== this.log) { this.observed.delete(el); this.resize.unobserve(el); }
+    }
+  }
+
+  // An explicit follow (a message sent) scrolls even if no size changes.
+  soon() { requestAnimationFrame(() => this.afterLayout()); }
+
+  // -- what Python asks of the page -------------------------------------------------------
+
+  texts_of(h, max) {
+    if (!(globalThis.CSS && CSS.highlights)) return null;
+    const el = this.nodes.get(h);
+    if (!el) return [];
+    const walker = document.createTreeWalker(el.querySelector(".content") || el, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    for (let n = walker.nextNode(); n && nodes.length < max; n = walker.nextNode()) nodes.push(n);
+    return nodes;
+  }
+
+  call(id, name, args) {
+    if (name === "confirm") {
+      setTimeout(() => this.reply(id, confirm(args[0])), 0); // not inside the frame's work
+    } else if (name === "texts") {
+      const nodes = this.texts_of(args[0], args[1]);
+      this.reply(id, nodes === null ? null : nodes.map((n) => n.data));
+    } else {
+      this.error(`unknown call ${name}`);
+      this.reply(id, null);
+    }
+  }
+
+  download(name, data, mime, blobs) {
+    const part = data && typeof data === "object" && "$blob" in data ? blobs[data.$blob] : data;
+    const url = URL.createObjectURL(new Blob([part], { type: mime }));
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  }
+
+  // Replacing an element's content that holds the focus: focus the same item in the new
+  // content (same data-role and data-chat), else what controls this element.
+  keepFocus(el, change) {
+    const active = document.activeElement;
+    if (!active || active === el || !el.contains(active)) { change(); return; }
+    const role = active.getAttribute("data-role");
+    const chat = active.getAttribute("data-chat");
+    change();
+    const same = [...el.querySelectorAll(`[data-role="${CSS.escape(role || "")}"]`)]
+      .find((n) => n.getAttribute("data-chat") === chat);
+    const fallback = el.id ? document.querySelector(`[aria-controls="${CSS.escape(el.id)}"]`) : null;
+    (same || fallback)?.focus();
+  }
+}
+
+// The ops (pysse/view/ops.py), by name. A handler returns true when it changed the log's
+// list of messages (the ResizeObserver then watches the new ones).
+const OPS = {
+  new([, h, tag]) { this.bind(h, document.createElement(tag)); },
+  clone([, h, src, n]) {
+    const copy = this.nodes.get(src).cloneNode(true);
+    this.expectCount("clone", src, this.numberTree(copy, h) - h, n);
+  },
+  attr([, h, name, value]) {
+    const el = this.nodes.get(h);
+    if (value === null) el.removeAttribute(name); else el.setAttribute(name, value);
+  },
+  prop([, h, name, value]) {
+    const el = this.nodes.get(h);
+    el[name] = value;
+    if (el === this.prompt) this.grow();
+  },
+  style([, h, prop, value]) { this.nodes.get(h).style[prop] = value; },
+  text([, h, text]) {
+    const el = this.nodes.get(h);
+    this.writers.delete(h);
+    el.textContent = text;
+    return el === this.log;
+  },
+  html([, h, html, base, n]) {
+    const el = this.nodes.get(h);
+    this.writers.delete(h);
+    this.keepFocus(el, () => { el.innerHTML = html; });
+    if (n) this.expectCount("html", h, this.numberChildren(el, base) - base, n);
+  },
+  adj([, h, html, base, n]) {
+    const el = this.nodes.get(h);
+    const from = el.children.length;
+    el.insertAdjacentHTML("beforeend", html);
+    if (n) this.expectCount("adj", h, this.numberChildren(el, base, from) - base, n);
+  },
+  insert([, parent, h, ref]) {
+    const p = this.nodes.get(parent);
+    const before = ref === null ? null : ref === 0 ? p.firstChild : this.nodes.get(ref);
+    p.insertBefore(this.nodes.get(h), before);
+    return p === this.log;
+  },
+  replace([, old, h]) {
+    const el = this.nodes.get(old);
+    const inside = el.parentNode === this.log;
+    el.replaceWith(this.nodes.get(h));
+    return inside;
+  },
+  remove([, h]) {
+    const el = this.nodes.get(h);
+    const inside = el.parentNode === this.log;
+    el.remove();
+    return inside;
+  },
+  drop([, handles]) {
+    for (const h of handles) {
+      this.nodes.delete(h);
+      this.writers.delete(h);
+      this.texts.delete(h);
+      this.listening.delete(h);
+    }
+  },
+  listen([, h, type, capture, options]) { this.listen(h, type, capture, options); },
+  update([, h, ops, tails, final]) {
+    let writer = this.writers.get(h);
+    if (!writer) { writer = new DomWriter(this.nodes.get(h)); this.writers.set(h, writer); }
+    writer.apply({ ops, tails, final });
+  },
+  answer([, h, text, reset]) { this.texts.set(h, (reset ? "" : this.texts.get(h) || "") + text); },
+  focus([, h, options]) {
+    const el = this.nodes.get(h);
+    if (!el) return;
+    if (options && options.ifShown && !el.checkVisibility?.()) return;
+    el.focus();
+    if (options && options.select) el.select();
+  },
+  scroll([, what, h]) {
+    const f = this.follower;
+    if (what === "follow") { f.following = true; this.soon(); }
+    else if (what === "reset") { this.follower = new Follower(); this.hold.forget(); this.jumpBtn.hidden = true; }
+    else if (what === "release") f.up();
+    else if (what === "center") { f.up(); this.nodes.get(h)?.scrollIntoView({ block: "center" }); }
+    else if (what === "hold") this.held = this.log.scrollTop;
+    else if (what === "unhold" && this.held !== null) { this.log.scrollTop = this.held; this.held = null; }
+  },
+  observe([, h, on]) {
+    const el = this.nodes.get(h);
+    if (!this.seen || !el) return;
+    if (on) this.seen.observe(el); else this.seen.unobserve(el);
+  },
+  call([, id, name, args]) { this.call(id, name, args); },
+  mark([, h, [i, lo, j, hi]]) {
+    const nodes = this.texts_of(h, Math.max(i, j) + 1);
+    if (!nodes || !nodes[j]) return;
+    CSS.highlights.delete(HIGHLIGHT);
+    const range = document.createRange();
+    range.setStart(nodes[i], lo);
+    range.setEnd(nodes[j], hi);
+    CSS.highlights.set(HIGHLIGHT, new Highlight(range));
+  },
+  download([, name, data, mime], blobs) { this.download(name, data, mime, blobs); },
+  store([, key, value]) {
+    try { localStorage.setItem(key, value); } catch (e) { /* storage disabled: this page only */ }
+  },
+};
