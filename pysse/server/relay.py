@@ -53,7 +53,7 @@ from .body import json_error, read_json_body
 from .config import RelayConfig, add_relay_arguments, config_from_args, guess_format
 from .endpoint import relay_endpoint
 from .forward import Forwarder, upstream_pool
-from .metrics import RelayMetrics, metrics_endpoint
+from .metrics import metrics_endpoint
 from .native import ANY_METHOD, error_handlers, native_paths, not_streamed_endpoint, unary_paths
 from .resume import Answers
 from .serve import ServerLimits
@@ -113,7 +113,7 @@ def create_relay_app(
             for path in native_paths(provider)
             if path not in {r.path for r in routes}
         ]
-    metrics = RelayMetrics.of(forwarder)
+    metrics = forwarder.metrics
     routes.append(Route("/metrics", metrics_endpoint(metrics, cfg.shared_secret), methods=["GET"]))
     return Starlette(routes=routes, exception_handlers=error_handlers([*served, "/metrics"]))
 
