@@ -13,8 +13,9 @@ from typing import Any
 from ..errors import ConfigError
 from ..providers import PROVIDERS, Provider, get_provider, valid_model_name
 from .origins import normalize_origin
+from .redis_store import RedisStore
 from .resume import Answers
-from .store import check_store, open_store
+from .store import REDIS_SCHEMES, AnswerStore, MemoryStore, check_store
 
 __all__ = [
     "Refusal",
@@ -23,6 +24,7 @@ __all__ = [
     "check_model",
     "config_from_args",
     "guess_format",
+    "open_store",
 ]
 
 
@@ -115,6 +117,16 @@ class RelayConfig:
             return None
         store = open_store(self.store, self.answer_ttl, self.store_max_bytes)
         return Answers(store, self.unwatched_timeout)
+
+
+def open_store(spec: str, ttl: float = 600.0, max_bytes: int = 64 << 20) -> AnswerStore:
+    """The store named by ``--store``: ``memory`` (the default) or ``redis://host:port/db``.
+    Here, above both implementations, so that the store's interface (``store``) never names
+    the Redis one built on it."""
+    check_store(spec)
+    if spec.startswith(REDIS_SCHEMES):
+        return RedisStore(spec, ttl, max_bytes)
+    return MemoryStore(ttl, max_bytes)
 
 
 def guess_format(upstream: str) -> str:

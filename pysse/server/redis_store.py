@@ -31,8 +31,15 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .resume import relay_note
-from .store import AnswerGone, AnswerStore, MemoryStore, OffsetError, Opened, StopResult
+from .store import (
+    AnswerGone,
+    AnswerStore,
+    MemoryStore,
+    OffsetError,
+    Opened,
+    StopResult,
+    relay_note,
+)
 
 __all__ = ["RedisStore"]
 
