@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ __all__ = [
     "Opened",
     "StopResult",
     "check_store",
+    "printable_store",
     "relay_note",
 ]
 
@@ -116,6 +118,11 @@ class AnswerStore:
 
     async def aclose(self) -> None:
         """Release connections and tasks (the server is stopping)."""
+
+    def check_at_start(self) -> None:
+        """A ``ConfigError`` naming the fix if this store cannot work at all (a Redis that
+        does not answer). The relay asks before it listens, so a wrong ``--store`` is one
+        line at start rather than an error at the first chat. Memory always works."""
 
     def stats(self) -> dict[str, int]:
         """Counters for the relay's metrics (store bytes, answers, evictions...)."""
@@ -302,11 +309,19 @@ class MemoryStore(AnswerStore):
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
+def printable_store(spec: str) -> str:
+    """``--store`` as a message may show it: what comes before an ``@`` (a user and a
+    password) and a ``password=`` query value replaced by ``***``."""
+    shown = re.sub(r"(?<=://)[^/?#]*@", "***@", spec, count=1)
+    return re.sub(r"(?i)([?&]password=)[^&#]*", r"\1***", shown)
+
+
 def check_store(spec: str, unwatched: float = 120.0) -> None:
     """A ``ValueError`` naming the fix when ``--store`` or ``--unwatched-timeout`` is wrong."""
     if spec not in ("", "memory") and not spec.startswith(REDIS_SCHEMES):
         raise ValueError(
-            f"--store {spec!r}: expected 'memory' or a URL like redis://127.0.0.1:6379/0"
+            f"--store {printable_store(spec)!r}: expected 'memory' or a URL like "
+            "redis://127.0.0.1:6379/0"
         )
     if not unwatched > 0:
         raise ValueError("--unwatched-timeout must be a positive number of seconds")
