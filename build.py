@@ -40,6 +40,7 @@ from buildtools.assets import build as boot_assets
 from buildtools.compress import compress_site, link_or_copy
 from buildtools.examples import EXAMPLES, write_examples
 from buildtools.wheel_index import browser_metadata, vendor_micropip, write_index
+from pysse.server.command_line import OneLineParser, port_number  # standard library only
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -661,24 +662,33 @@ def build_examples(out: Path) -> Path:
 # -- commands ------------------------------------------------------------------------------------
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def serve_startup(args: argparse.Namespace) -> Any:
+    """What ``serve`` checks before it builds the site (minutes): the relay's options with
+    ``--upstream``, its store and CA bundle, then the port and host
+    (``pysse.server.startup``). A problem is one line on stderr naming the setting and the
+    fix, and exit status 2: never a traceback, never after the build."""
     from pysse.errors import ConfigError
+    from pysse.server.command_line import exit_with
+    from pysse.server.startup import start_server
+
+    try:
+        return start_server(args, relay=bool(args.upstream))
+    except ConfigError as exc:
+        exit_with("build.py serve", str(exc))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
     from pysse.server.app import create_app
-    from pysse.server.relay import config_from_args
     from pysse.server.serve import ServerLimits, run
 
-    relay = None
-    if args.upstream:
-        try:
-            relay = config_from_args(args)
-        except ConfigError as exc:
-            raise SystemExit(f"build.py serve: {exc}") from None
+    start = serve_startup(args)
     site = build_site()
-    app = create_app(site, relay=relay)
+    relay = start.relay
+    app = create_app(site, relay=relay, forwarder=start.forwarder)
     where = f" (relay at /relay -> {relay.upstream}, {relay.format})" if relay else ""
     print(f"\n  pysse chat page: http://{args.host}:{args.port}/{where}\n", flush=True)
     limits = ServerLimits(max_connections=args.max_connections, header_timeout=args.header_timeout)
-    run(app, args.host, args.port, limits)
+    run(app, args.host, args.port, limits, sockets=start.sockets)
     return 0
 
 
@@ -868,13 +878,15 @@ def _relay_arguments(ap: argparse.ArgumentParser) -> bool:
     return True
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser() -> argparse.ArgumentParser:
+    """build.py's command line. A wrong option is one line and exit status 2
+    (``OneLineParser``), for every command and before the virtual environment exists."""
+    ap = OneLineParser(prog="build.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="build and serve the chat page with the demo relay")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8000)
-    relay_options = _relay_arguments(s)
+    s.add_argument("--port", type=port_number, default=8000)
+    s.set_defaults(relay_options=_relay_arguments(s))
     st = sub.add_parser("site", help="write the static site to DIR")
     st.add_argument("dir")
     st.add_argument("--relay", default="", help="the relay URL the page sends to")
@@ -916,10 +928,15 @@ def main() -> int:
     f.add_argument("--minutes", type=float, default=10)
     f.add_argument("--atheris", action="store_true", help="coverage-guided, with atheris")
     sub.add_parser("screenshots", help="the README's screenshots in docs/, made again")
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args, unknown = ap.parse_known_args()
     if unknown and args.cmd == "test":  # `build.py test -k relay`: pytest's options
         args.pytest_args = [*unknown, *args.pytest_args]
-    elif unknown and (args.cmd != "serve" or relay_options):
+    elif unknown and (args.cmd != "serve" or args.relay_options):
         ap.error(f"unrecognized arguments: {' '.join(unknown)}")
     ensure_venv(EXTRAS[args.cmd])
     handler = {

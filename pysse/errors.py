@@ -21,10 +21,7 @@ so the partial answer is never lost to a stack unwind.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .sse import SSEEvent
+from .sse_event import SSEEvent
 
 
 class PysseError(Exception):

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from .errors import EventTooLargeError, LineTooLongError, SSEProtocolError
+from .sse_event import SSEEvent
 from .sse_retry import RETRY_DIGITS, RETRY_SATURATED, retry_value
 
 __all__ = ["RETRY_DIGITS", "RETRY_SATURATED", "Bytes", "SSEEvent", "SSEParser"]
@@ -40,21 +41,6 @@ Bytes = bytes | bytearray | memoryview
 _BOM = b"\xef\xbb\xbf"
 _BIG = 1 << 15  # a pending line this long is decoded on its own (see _feed)
 _LINE_END = re.compile(rb"\r\n|\r|\n")
-
-
-class SSEEvent(NamedTuple):
-    """One dispatched event.
-
-    A NamedTuple because it is immutable, tiny and about three times cheaper to build than a
-    frozen dataclass; a chat stream makes one per token or two.
-
-    ``id`` is the stream's last event ID at the moment of dispatch (the spec's
-    ``lastEventId``), which persists across events until an ``id:`` line changes it.
-    """
-
-    event: str = "message"
-    data: str = ""
-    id: str = ""
 
 
 class SSEParser:

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from pysse.providers import PROVIDERS, encode_answer
+from pysse.providers import PROVIDERS, encode_answer, encoder_for
 from pysse.server.demo import split_deltas
 from pysse.testing import Script
 
@@ -86,7 +86,7 @@ class Upstream:
         async def gen() -> AsyncIterator[bytes]:
             try:
                 if mode == "echo-stream":  # the key inside a delta, cut across writes
-                    leak = PROVIDERS["openai-chat"].encoder().delta(f"auth was {KEY}!")[0]
+                    leak = encoder_for(PROVIDERS["openai-chat"])().delta(f"auth was {KEY}!")[0]
                     cut = leak.index(KEY.encode()) + 5
                     yield leak[:cut]
                     await asyncio.sleep(0.05)

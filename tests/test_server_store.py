@@ -8,7 +8,8 @@ import asyncio
 
 import pytest
 
-from pysse.server.store import AnswerGone, MemoryStore, OffsetError, check_store, open_store
+from pysse.server.config import open_store
+from pysse.server.store import AnswerGone, MemoryStore, OffsetError, check_store
 
 
 async def collect(store: MemoryStore, answer_id: str, offset: int) -> bytes:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ToolUse,
         encode_answer,
         encode_parts,
+        encoder_for,
     )
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "detect_format",
     "encode_answer",
     "encode_parts",
+    "encoder_for",
     "error_from_payload",
     "error_message",
     "get_provider",
@@ -108,7 +110,7 @@ def detect_format(ev: SSEEvent, obj: JSON | None) -> str | None:
 # Writing streams is server-side (the demo, the testing kit): those names are imported from
 # .encoders on first use, so the page, which only reads, never loads them.
 _ENCODING = {"Encoder", "HiddenReasoning", "Part", "Reasoning", "Text", "ToolUse"}
-_ENCODING |= {"encode_answer", "encode_parts"}
+_ENCODING |= {"encode_answer", "encode_parts", "encoder_for"}
 
 
 def __getattr__(name: str) -> Any:

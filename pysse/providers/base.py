@@ -3,10 +3,15 @@ one format's knowledge in one place, JSON helpers, and the generic parts of the 
 
 A provider format is one module in this package that builds one :class:`Provider`: how to
 decode its stream (a :class:`Decoder` subclass), how to recognise it (``sniff``), how to ask
-for a stream (``build_body``, ``endpoint``, ``auth_headers``, ``upstream_url``) and how to write
-one (its ``Encoder``, which the demo model and the testing kit use). ``ChatStream`` decides
-how an answer ends; a decoder only ever returns a ``Finish`` for its format's own terminal
-signal, so no decoder can call a dead connection "done".
+for a stream (``build_body``, ``endpoint``, ``auth_headers``, ``upstream_url``) and the
+wire details a writer needs (``eol``, ``encode_http_error``). ``ChatStream`` decides how an
+answer ends; a decoder only ever returns a ``Finish`` for its format's own terminal signal,
+so no decoder can call a dead connection "done".
+
+Writing a whole answer is one layer up, in ``pysse.providers.encoders`` (the demo model and
+the testing kit use it; ``encoder_for(provider)`` is a format's writer). The record never
+names it: the encoders stand on this module, and the page, which only reads streams, never
+loads them (build.py ``BROWSER_EXCLUDE``).
 """
 
 from __future__ import annotations
@@ -17,15 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 from ..events import ChatEvent, ProviderError, ReasoningBlock
 from ..jsonsafe import loads_bounded
 from ..sse import SSEEvent
-
-if TYPE_CHECKING:
-    from .encoders import Encoder
 
 __all__ = [
     "CONTINUE_INSTRUCTION",
@@ -263,9 +265,9 @@ class Provider:
     identify the format? used by ``auto``). Asking: ``build_body`` (the streaming request
     body, from ``(role, text)`` messages or :class:`Turn`), ``endpoint`` (the path under an
     upstream's base URL), ``auth_headers`` (how the key travels). Writing (demo model,
-    testing kit): ``encoder`` (a class, one per answer; ``encode_parts`` drives it) gives
-    the events of an answer, ``eol`` its line ends, ``encode_http_error`` the JSON body the
-    provider sends with an HTTP error status.
+    testing kit): ``eol`` the line ends of its events, ``encode_http_error`` the JSON body the
+    provider sends with an HTTP error status; the events of a whole answer come from its
+    encoder, ``pysse.providers.encoders.encoder_for(provider)``.
     """
 
     name: str
@@ -283,15 +285,6 @@ class Provider:
     # The format continues a final assistant message (a "prefill"): Continue sends the partial
     # answer as the last message. Other formats get CONTINUE_INSTRUCTION after it instead.
     prefill: bool = False
-
-    @property
-    def encoder(self) -> type[Encoder]:
-        """This format's encoder class (``pysse.providers.encoders``). Imported only when
-        asked for: the page decodes, it never writes a stream, so the encoders stay out of
-        the browser's files and its memory snapshot."""
-        from .encoders import ENCODERS
-
-        return ENCODERS[self.name]
 
     def continue_messages(self, history: Sequence[Message], partial: str) -> list[Message]:
         """The messages that ask for the rest of ``partial``, an answer to ``history`` that

@@ -22,6 +22,7 @@ from ..testing.asgi import ScriptResponse
 from . import demo
 from .body import json_error, read_json_body
 from .demo_relay import DemoAnswers
+from .forward import Forwarder
 from .native import (
     ANY_METHOD,
     GEMINI_VERSIONS,
@@ -116,13 +117,15 @@ def create_app(
     allow_origins: list[str] | None = None,
     demo_pace: float = 1.0,
     relay: RelayConfig | None = None,
+    forwarder: Forwarder | None = None,
     encodings: tuple[Encoding, ...] = PREFERENCE,
 ) -> Starlette:
     """The page at ``/``, the demo relay at the providers' usual paths, and (with
     ``relay``, or ``upstream`` and friends) a real relay at ``/relay``. The page served here
     is same-origin for the relay (recognised by the listening socket's address, never the
-    Host header). ``encodings``: the precompressed files it may send (``()``: every file as
-    it is, as before #14)."""
+    Host header). ``forwarder``: the relay's pools and answer store, already made and checked
+    at start (``startup.start_relay``; else made here). ``encodings``: the precompressed
+    files it may send (``()``: every file as it is, as before #14)."""
     routes: list[Any] = demo_routes(demo_pace)
     relay_cfg: dict[str, Any] = {}
     if relay is None and upstream:
@@ -130,7 +133,11 @@ def create_app(
     if relay is not None:
         relay.serves_page = True
         routes.append(
-            Route("/relay", relay_endpoint(relay), methods=["POST", "OPTIONS", "GET", "DELETE"])
+            Route(
+                "/relay",
+                relay_endpoint(relay, forwarder=forwarder),
+                methods=["POST", "OPTIONS", "GET", "DELETE"],
+            )
         )
         relay_cfg = {"relay": "/relay", "format": relay.format}
 

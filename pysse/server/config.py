@@ -12,9 +12,11 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..providers import PROVIDERS, Provider, get_provider, valid_model_name
+from .command_line import positive_count, positive_seconds, seconds_or_zero
 from .origins import normalize_origin
+from .redis_store import RedisStore
 from .resume import Answers
-from .store import check_store, open_store
+from .store import REDIS_SCHEMES, AnswerStore, MemoryStore, check_store
 
 __all__ = [
     "Refusal",
@@ -23,6 +25,7 @@ __all__ = [
     "check_model",
     "config_from_args",
     "guess_format",
+    "open_store",
 ]
 
 
@@ -58,9 +61,15 @@ class RelayConfig:
 
     def __post_init__(self) -> None:
         get_provider(self.format)  # a ValueError naming the valid formats
-        for origin in [*self.allow_origins, *self.own_origins]:
+        for origin in self.allow_origins:
             if origin != "*":
-                normalize_origin(origin)  # a ValueError saying what an origin looks like
+                try:
+                    normalize_origin(origin)
+                except ValueError as exc:  # it says what an origin looks like
+                    raise ValueError(f"--allow-origin {exc}") from None
+        for origin in self.own_origins:
+            if origin != "*":
+                normalize_origin(origin)
         if self.resume:
             check_store(self.store, self.unwatched_timeout)
 
@@ -117,6 +126,16 @@ class RelayConfig:
         return Answers(store, self.unwatched_timeout)
 
 
+def open_store(spec: str, ttl: float = 600.0, max_bytes: int = 64 << 20) -> AnswerStore:
+    """The store named by ``--store``: ``memory`` (the default) or ``redis://host:port/db``.
+    Here, above both implementations, so that the store's interface (``store``) never names
+    the Redis one built on it."""
+    check_store(spec)
+    if spec.startswith(REDIS_SCHEMES):
+        return RedisStore(spec, ttl, max_bytes)
+    return MemoryStore(ttl, max_bytes)
+
+
 def guess_format(upstream: str) -> str:
     u = upstream.lower()
     if "anthropic" in u or u.endswith("/messages"):
@@ -167,7 +186,9 @@ def check_model(cfg: RelayConfig, body: dict[str, Any], path_model: str | None) 
 
 
 def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) -> None:
-    """The relay's options, shared by ``pysse-relay`` and ``build.py serve --upstream``."""
+    """The relay's options, shared by ``pysse-relay`` and ``build.py serve --upstream``. A
+    number out of its range is refused here, naming the option (``command_line``), rather
+    than a relay that refuses every request or never times out."""
     ap.add_argument(
         "--upstream",
         required=upstream_required,
@@ -196,11 +217,11 @@ def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) ->
     )
     ap.add_argument("--allow-model", action="append", default=[], metavar="MODEL")
     ap.add_argument("--secret-env", help="env var with a shared secret the page must send")
-    ap.add_argument("--max-body", type=int, default=1 << 20)
-    ap.add_argument("--content-timeout", type=float, default=300.0, metavar="SECONDS")
-    ap.add_argument("--max-duration", type=float, default=None, metavar="SECONDS")
-    ap.add_argument("--max-connections", type=int, default=1000)
-    ap.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS")
+    ap.add_argument("--max-body", type=positive_count, default=1 << 20, metavar="BYTES")
+    ap.add_argument("--content-timeout", type=positive_seconds, default=300.0, metavar="SECONDS")
+    ap.add_argument("--max-duration", type=positive_seconds, default=None, metavar="SECONDS")
+    ap.add_argument("--max-connections", type=positive_count, default=1000, metavar="N")
+    ap.add_argument("--header-timeout", type=positive_seconds, default=10.0, metavar="SECONDS")
     ap.add_argument(
         "--no-keepalive", action="store_true", help="a new upstream connection for every chat"
     )
@@ -219,12 +240,12 @@ def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) ->
         help="where answers are kept for resuming: memory (default) or redis://host:port/db "
         "(several relay processes sharing one Redis can resume each other's answers)",
     )
-    ap.add_argument("--answer-ttl", type=float, default=600.0, metavar="SECONDS")
-    ap.add_argument("--store-max-bytes", type=int, default=64 << 20, metavar="BYTES")
-    ap.add_argument("--unwatched-timeout", type=float, default=120.0, metavar="SECONDS")
+    ap.add_argument("--answer-ttl", type=positive_seconds, default=600.0, metavar="SECONDS")
+    ap.add_argument("--store-max-bytes", type=positive_count, default=64 << 20, metavar="BYTES")
+    ap.add_argument("--unwatched-timeout", type=positive_seconds, default=120.0, metavar="SECONDS")
     ap.add_argument(
         "--metrics-every",
-        type=float,
+        type=seconds_or_zero,
         default=0.0,
         metavar="SECONDS",
         help="log a line of metrics (open streams, store bytes, event-loop lag...) this often",

@@ -15,7 +15,6 @@ from starlette.responses import JSONResponse, Response
 from .body import json_error, read_json_body
 from .config import Refusal, RelayConfig, check_model
 from .forward import Forwarder, upstream_pool
-from .metrics import RelayMetrics
 from .origins import OriginPolicy, log_refusal
 from .resume import Answers, TailResponse
 from .serve import Stopped
@@ -40,7 +39,7 @@ def relay_endpoint(
         forwarder = Forwarder(cfg, pool, cfg.answers() if answers is None else answers)
     answers = forwarder.answers
     forward = forwarder.forward
-    metrics = RelayMetrics.of(forwarder)
+    metrics = forwarder.metrics
     policy = OriginPolicy(cfg.allow_origins, cfg.own_origins, cfg.allow_headers)
     ident = {
         "x-pysse-relay": "1",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 from starlette.responses import Response, StreamingResponse
@@ -16,13 +16,11 @@ from starlette.responses import Response, StreamingResponse
 from ..providers import error_message
 from .body import json_error
 from .config import RelayConfig
+from .metrics import RelayMetrics
 from .resume import Answers, TailResponse
 from .serve import STOPPING
 from .stream import StreamGuard, passthrough
 from .upstream import Decompressor, Scrubber, UpstreamPool, read_capped
-
-if TYPE_CHECKING:
-    from .metrics import RelayMetrics
 
 __all__ = ["Forwarder", "upstream_pool"]
 
@@ -48,7 +46,8 @@ def upstream_pool(cfg: RelayConfig, client: httpx.AsyncClient | None = None) -> 
 
 
 class Forwarder:
-    """One relay's way upstream: its connection pools, its answers and its deadlines."""
+    """One relay's way upstream: its connection pools, its answers and its deadlines, and
+    the numbers they add up to (``metrics``: one per relay, whichever routes serve it)."""
 
     def __init__(self, cfg: RelayConfig, pool: UpstreamPool, answers: Answers | None) -> None:
         self.cfg = cfg
@@ -56,7 +55,7 @@ class Forwarder:
         self.answers = answers
         self.guard = StreamGuard(cfg.idle_timeout, cfg.content_timeout, cfg.max_duration)
         self.secrets = [cfg.api_key] if cfg.api_key else []
-        self.metrics: RelayMetrics | None = None  # made by RelayMetrics.of
+        self.metrics = RelayMetrics(self.guard, answers, cfg.metrics_every)
         self._urls: dict[str, httpx.URL] = {}  # parsed once, not per request
 
     def _url(self, url: str) -> httpx.URL:

@@ -7,6 +7,11 @@ Why lag: every stream of a relay process shares one event loop. When the loop ha
 than a core can do, nothing fails; every chunk just waits longer (issue #22 measured 40 s of
 backlog with not one line logged). A timer that should fire every ``interval`` and fires
 late by ``lag`` measures exactly that wait.
+
+The numbers are read from what counts them, a relay's ``StreamGuard`` (its streams and
+chunks) and its ``Answers`` (answers running, the store's counters), never from the
+``Forwarder`` that holds both: the forwarder owns its metrics (``Forwarder.metrics``), so
+this module stays below it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from .body import json_error
 from .serve import STOPPING
 
 if TYPE_CHECKING:
-    from .forward import Forwarder
+    from .resume import Answers
+    from .stream import StreamGuard
 
 __all__ = ["LagMonitor", "RelayMetrics", "metrics_endpoint"]
 
@@ -96,23 +102,20 @@ class LagMonitor:
 
 
 class RelayMetrics:
-    """The numbers of one relay (one ``Forwarder``: its streams, answers and store)."""
+    """The numbers of one relay: its streams and chunks (``guard``), its answers and their
+    store (``answers``, None with ``--no-resume``); a log line every ``every`` seconds (0:
+    never). Each ``Forwarder`` makes one, shared by every route of that relay."""
 
-    def __init__(self, forwarder: Forwarder, every: float = 0.0) -> None:
-        self.forwarder = forwarder
+    def __init__(self, guard: StreamGuard, answers: Answers | None, every: float = 0.0) -> None:
+        self.guard = guard
+        self.answers = answers
         self.every = every
         self.lag = LagMonitor()
         self.lag.describe = self.summary
-        self.lag.busy = lambda: forwarder.guard.open_streams > 0
+        self.lag.busy = lambda: guard.open_streams > 0
         self.lag.stopping = STOPPING.is_set
         self._tasks: list[asyncio.Task[None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
-
-    @classmethod
-    def of(cls, forwarder: Forwarder) -> RelayMetrics:
-        if forwarder.metrics is None:
-            forwarder.metrics = cls(forwarder, forwarder.cfg.metrics_every)
-        return forwarder.metrics
 
     def start(self) -> None:
         """Start the monitor in the running loop (once per loop: tests run several)."""
@@ -131,20 +134,20 @@ class RelayMetrics:
             self.lag.worst = 0.0
 
     def snapshot(self) -> dict[str, float]:
-        fw = self.forwarder
+        answers = self.answers
         usage = resource.getrusage(resource.RUSAGE_SELF)
         out: dict[str, float] = {
-            "open_streams": fw.guard.open_streams,
-            "chunks_relayed": fw.guard.chunks,
-            "answers_running": fw.answers.running if fw.answers else 0,
+            "open_streams": self.guard.open_streams,
+            "chunks_relayed": self.guard.chunks,
+            "answers_running": answers.running if answers else 0,
             "loop_lag_seconds": round(self.lag.last, 4),
             "loop_lag_worst_seconds": round(self.lag.worst, 4),
             "loop_late_ticks": self.lag.late,
             "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3),
             "rss_bytes": _rss_bytes(),
         }
-        if fw.answers is not None:
-            out.update(fw.answers.store.stats())
+        if answers is not None:
+            out.update(answers.store.stats())
         return out
 
     def summary(self) -> str:

@@ -50,7 +50,10 @@ def normalize_origin(origin: str) -> str:
     host = parts.hostname
     if ":" in host:
         host = f"[{host}]"
-    port = parts.port
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or past 65535
+        raise ValueError(f"{origin!r} is not an origin: its port is not 1 to 65535") from None
     default = 443 if parts.scheme == "https" else 80
     return f"{parts.scheme}://{host}" + (f":{port}" if port and port != default else "")
 

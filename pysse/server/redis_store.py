@@ -31,8 +31,17 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .resume import relay_note
-from .store import AnswerGone, AnswerStore, MemoryStore, OffsetError, Opened, StopResult
+from ..errors import ConfigError
+from .store import (
+    AnswerGone,
+    AnswerStore,
+    MemoryStore,
+    OffsetError,
+    Opened,
+    StopResult,
+    printable_store,
+    relay_note,
+)
 
 __all__ = ["RedisStore"]
 
@@ -58,6 +67,16 @@ def _is_end(entry_id: bytes | str) -> bool:
     return (entry_id.decode() if isinstance(entry_id, bytes) else entry_id) == END_ID
 
 
+def _clause(exc: Exception) -> str:
+    """An exception's message to go inside a sentence: the system's reason when a socket
+    failed (redis-py wraps it: "Error 111 connecting to host:port. Connection refused."),
+    else its own message, on one line, without the final period."""
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror
+    return " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+
+
 def _size_of(last: list[Any]) -> tuple[int, bool]:
     """An answer's size so far and whether it ended, from its stream's last two entries:
     the last data entry's start plus its length (the end entry, if any, is the last)."""
@@ -75,7 +94,7 @@ class RedisStore(AnswerStore):
         try:
             import redis.asyncio  # noqa: F401
         except ImportError:
-            raise ValueError(
+            raise ConfigError(
                 "--store redis:// needs the redis package: pip install 'pysse[redis]'"
             ) from None
         self.url = url
@@ -105,11 +124,46 @@ class RedisStore(AnswerStore):
             self._redis = aioredis.Redis(connection_pool=pool)
         return self._redis
 
+    def check_at_start(self, timeout: float = 3.0) -> None:
+        """One PING before the relay listens: a Redis that is not running, not there, or
+        refuses the password is a ``ConfigError`` now, not an error at the first chat.
+        Synchronous, on a client of its own: no event loop runs yet, and the relay's own
+        connections belong to the loop that serves."""
+        import redis
+
+        shown = printable_store(self.url)
+        try:
+            client = redis.Redis.from_url(
+                self.url, socket_connect_timeout=timeout, socket_timeout=timeout
+            )
+        except ValueError as exc:  # a port that is no number, an unknown option
+            raise ConfigError(
+                f"--store {shown}: {exc}; give a URL like redis://127.0.0.1:6379/0"
+            ) from None
+        try:
+            client.ping()
+        except redis.AuthenticationError as exc:
+            raise ConfigError(
+                f"--store {shown}: Redis refused the credentials ({_clause(exc)}): put the "
+                "right password in the URL, redis://:PASSWORD@host:port/db"
+            ) from None
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise ConfigError(
+                f"--store {shown}: cannot reach Redis ({_clause(exc)}): start redis-server "
+                "there, or correct the host and port in --store"
+            ) from None
+        except redis.RedisError as exc:
+            raise ConfigError(
+                f"--store {shown}: Redis refused to serve ({_clause(exc)}): correct --store"
+            ) from None
+        finally:
+            client.close()
+
     def _warn(self, what: str, exc: Exception) -> None:
         now = time.monotonic()
         if now - self._warned > 10:
             self._warned = now
-            log.warning("redis store (%s): %s failed: %s", self.url, what, exc)
+            log.warning("redis store (%s): %s failed: %s", printable_store(self.url), what, exc)
 
     # -- the producing process -----------------------------------------------------------------
 

@@ -32,13 +32,13 @@ Where each job lives: the routes and the command line here; the request handler 
 ``endpoint``; the upstream request and its error answers in ``forward``; the per-chunk path
 and its deadlines in ``stream`` (and ``watch``, content or keep-alive); answers kept for
 resuming in ``resume``, ``store``, ``record`` and ``redis_store``; the numbers in
-``metrics``.
+``metrics``; the checks a start can fail in ``startup`` (each one line on stderr and exit
+status 2, ``command_line``).
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
+import importlib
 from collections.abc import Awaitable, Callable
 
 import httpx
@@ -50,13 +50,15 @@ from starlette.routing import Route
 from ..errors import ConfigError
 from ..providers import PROVIDERS
 from .body import json_error, read_json_body
+from .command_line import OneLineParser, exit_with, port_number
 from .config import RelayConfig, add_relay_arguments, config_from_args, guess_format
 from .endpoint import relay_endpoint
 from .forward import Forwarder, upstream_pool
-from .metrics import RelayMetrics, metrics_endpoint
+from .metrics import metrics_endpoint
 from .native import ANY_METHOD, error_handlers, native_paths, not_streamed_endpoint, unary_paths
 from .resume import Answers
-from .serve import ServerLimits
+from .serve import ServerLimits, run
+from .startup import start_server
 
 __all__ = [  # the configuration too, from .config: one import for a relay
     "RelayConfig",
@@ -88,16 +90,22 @@ def other_format_endpoint(cfg: RelayConfig, name: str) -> Callable[[Request], Aw
 
 
 def create_relay_app(
-    cfg: RelayConfig, client: httpx.AsyncClient | None = None, answers: Answers | None = None
+    cfg: RelayConfig,
+    client: httpx.AsyncClient | None = None,
+    answers: Answers | None = None,
+    *,
+    forwarder: Forwarder | None = None,
 ) -> Starlette:
     """The relay at ``/relay`` and ``/``, and at its format's native paths (``/v1/...``,
     ``pysse.server.native``) so an official SDK can use it as its base URL; other formats'
     paths say where to go, any other path is a JSON 404; its numbers at ``/metrics``.
     ``answers``: the answer store and producers (made from ``cfg`` if not given; tests pass
-    their own to look inside)."""
-    if answers is None:
-        answers = cfg.answers()
-    forwarder = Forwarder(cfg, upstream_pool(cfg, client), answers)
+    their own to look inside). ``forwarder``: the relay's pools and answers already made
+    and checked (``startup.start_relay``); ``client`` and ``answers`` are not used then."""
+    if forwarder is None:
+        if answers is None:
+            answers = cfg.answers()
+        forwarder = Forwarder(cfg, upstream_pool(cfg, client), answers)
     handler = relay_endpoint(cfg, forwarder=forwarder)
     methods = ["POST", "OPTIONS", "GET", "DELETE"]
     routes = [Route("/", handler, methods=methods), Route("/relay", handler, methods=methods)]
@@ -113,20 +121,21 @@ def create_relay_app(
             for path in native_paths(provider)
             if path not in {r.path for r in routes}
         ]
-    metrics = RelayMetrics.of(forwarder)
+    metrics = forwarder.metrics
     routes.append(Route("/metrics", metrics_endpoint(metrics, cfg.shared_secret), methods=["GET"]))
     return Starlette(routes=routes, exception_handlers=error_handlers([*served, "/metrics"]))
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``pysse-relay`` / ``python -m pysse.server.relay``."""
-    ap = argparse.ArgumentParser(
+    """``pysse-relay`` / ``python -m pysse.server.relay``. A setting that cannot work is one
+    line on stderr and exit status 2 (``startup``, ``command_line``), before the banner."""
+    ap = OneLineParser(
         prog="pysse-relay",
         description="Keep a provider API key server-side and stream its answers to a web page.",
     )
     add_relay_arguments(ap, upstream_required=True)
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=8787)
+    ap.add_argument("--port", type=port_number, default=8787)
     ap.add_argument(
         "--loop",
         choices=["asyncio", "uvloop"],
@@ -134,14 +143,17 @@ def main(argv: list[str] | None = None) -> int:
         help="the event loop: uvloop costs less per chunk (pip install uvloop; docs/relay.md)",
     )
     args = ap.parse_args(argv)
-    if args.loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
-        ap.error("--loop uvloop needs the uvloop package: pip install uvloop")
+    if args.loop == "uvloop":
+        try:  # imported, not only found: a broken install is missing too
+            importlib.import_module("uvloop")
+        except ImportError:
+            exit_with(ap.prog, "--loop uvloop needs the uvloop package: pip install uvloop")
     try:
-        cfg = config_from_args(args)
+        start = start_server(args, relay=True)
     except ConfigError as exc:
-        ap.error(str(exc))
-    from .serve import run
-
+        exit_with(ap.prog, str(exc))
+    cfg = start.relay
+    assert cfg is not None  # start_server(relay=True) makes one
     origins = ", ".join(cfg.allow_origins) or "none (add --allow-origin for a web page)"
     # Never the Redis URL itself: it may hold a password.
     kept = "in Redis" if cfg.store.startswith("redis") or "://" in cfg.store else "in memory"
@@ -152,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     run(
-        create_relay_app(cfg),
+        create_relay_app(cfg, forwarder=start.forwarder),
         args.host,
         args.port,
         ServerLimits(
@@ -160,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             header_timeout=args.header_timeout,
             loop=args.loop,
         ),
+        sockets=start.sockets,
     )
     return 0
 

@@ -34,9 +34,9 @@ from starlette.responses import JSONResponse, Response
 
 from .body import json_error
 from .serve import STOPPING
-from .store import AnswerGone, AnswerStore, OffsetError, Opened
+from .store import AnswerGone, AnswerStore, OffsetError, Opened, relay_note
 
-__all__ = ["ANSWER_HEADER", "Answers", "TailResponse", "relay_note"]
+__all__ = ["ANSWER_HEADER", "Answers", "TailResponse", "relay_note"]  # relay_note: from .store
 
 ANSWER_HEADER = "x-pysse-answer-id"
 RESUMED_HEADER = "x-pysse-resumed-from"
@@ -48,12 +48,6 @@ _OFFSET = re.compile(r"[0-9]{1,15}")
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-
-
-def relay_note(why: str) -> bytes:
-    """The comment line the relay ends an answer with when it ends it itself: a comment, so
-    it changes no text, and the page reports the answer as truncated with this reason."""
-    return f"\n\n: pysse relay: stream ended, {why}\n\n".encode()
 
 
 class Answers:

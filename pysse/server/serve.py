@@ -15,6 +15,10 @@ Why this exists rather than a bare ``uvicorn.run``:
 * **Shutdown.** uvicorn waits for open responses to finish: a streaming chat can take
   minutes. ``STOPPING`` tells every stream to end now; they end within milliseconds and the
   process exits with one line of output, also on a second Ctrl+C.
+* **Start.** The listening sockets are made here (``listen``), before the banner and before
+  anything slow: a port in use or a wrong host is a ``ConfigError`` naming the fix, where
+  uvicorn would log its own line after the fact (and ``build.py serve`` after minutes of
+  building the site).
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import errno
 import logging
 import resource
+import socket
 import sys
 import time
 import weakref
@@ -35,7 +41,17 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["STOPPING", "GuardedH11Protocol", "RateLimit", "ServerLimits", "Stopped", "run"]
+from ..errors import ConfigError
+
+__all__ = [
+    "STOPPING",
+    "GuardedH11Protocol",
+    "RateLimit",
+    "ServerLimits",
+    "Stopped",
+    "listen",
+    "run",
+]
 
 T = TypeVar("T")
 
@@ -291,11 +307,69 @@ def config(app: Any, host: str, port: int, limits: ServerLimits) -> uvicorn.Conf
     )
 
 
-def run(app: Any, host: str, port: int, limits: ServerLimits | None = None) -> None:
+OTHER_HOST = "pass --host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every interface)"
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Sockets listening on ``host``:``port``, one per address the host resolves to (as
+    uvicorn binds them: ``localhost`` is 127.0.0.1 and ::1). Listening at once holds the
+    port while ``build.py serve`` builds the site. A ``ConfigError`` naming the setting and
+    the fix when it cannot be done."""
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"--port {port}: expected a port number from 1 to 65535")
+    try:
+        found = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (socket.gaierror, UnicodeError):  # UnicodeError: "a..b", no name at all
+        raise ConfigError(f"--host {host}: no such host name or address; {OTHER_HOST}") from None
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(found):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio: the IPv4 address has its own socket
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(128)  # asyncio sets the configured backlog when it starts serving
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        raise ConfigError(_cannot_listen(host, port, exc)) from None
+    return sockets
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} is in use (another pysse-relay or build.py serve?): pass --port N "
+            "or stop the other server"
+        )
+    if exc.errno == errno.EACCES:
+        return (
+            f"port {port} needs privileges this user does not have (ports below 1024 "
+            "usually do): pass --port N with N from 1024 to 65535"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"--host {host} is not an address of this machine; {OTHER_HOST}"
+    reason = exc.strerror or exc
+    return f"cannot listen on {host} port {port} ({reason}): pass another --host or --port"
+
+
+def run(
+    app: Any,
+    host: str,
+    port: int,
+    limits: ServerLimits | None = None,
+    sockets: list[socket.socket] | None = None,
+) -> None:
     """Serve ``app`` until Ctrl+C / SIGTERM; then close open streams and return within about
-    a second, printing one line."""
+    a second, printing one line. ``sockets``: already listening (``listen``, checked at
+    start); else they are made here, a ``ConfigError`` if that fails."""
+    listening = listen(host, port) if sockets is None else sockets
     setup_logging()
     server = _Server(config(app, host, port, limits or ServerLimits()))
     with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+        server.run(sockets=listening)
     print("pysse: stopped", flush=True)

@@ -1,6 +1,8 @@
 """Where the relay keeps answers so a page can resume them: the interface, and the default
 in-memory store (embedded, nothing to install). ``redis_store.RedisStore`` is the other
-implementation, for several relay processes behind a load balancer.
+implementation, for several relay processes behind a load balancer. This module never names
+it: the implementations stand on the interface, and the choice between them by ``--store``
+is made above both (``config.open_store``).
 
 An answer in a store is a stream of bytes with an end. Its *producer* (the task reading the
 upstream, in the process that started the answer) appends and ends it; any number of
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -29,6 +32,15 @@ log = logging.getLogger("pysse.relay")
 # writes (a phone on a bad network) made the relay hold the rest of the answer in memory.
 BACKLOG_MAX = 1 << 20
 
+
+def relay_note(why: str) -> bytes:
+    """The comment line the relay ends an answer with when it ends it itself: a comment, so
+    it changes no text, and the page reports the answer as truncated with this reason. Here,
+    with the stores, because both kinds of writer add it to an answer's bytes: the producer
+    (``resume``) and a Redis reader whose producer died (``redis_store``)."""
+    return f"\n\n: pysse relay: stream ended, {why}\n\n".encode()
+
+
 NOT_KEPT = (
     "not kept: the relay's store was full, so this answer could not be kept for resuming "
     "(its first connection got all of it); the text received so far is kept"
@@ -42,7 +54,8 @@ __all__ = [
     "Opened",
     "StopResult",
     "check_store",
-    "open_store",
+    "printable_store",
+    "relay_note",
 ]
 
 StopResult = Literal["stopped", "ended", "unknown"]
@@ -105,6 +118,11 @@ class AnswerStore:
 
     async def aclose(self) -> None:
         """Release connections and tasks (the server is stopping)."""
+
+    def check_at_start(self) -> None:
+        """A ``ConfigError`` naming the fix if this store cannot work at all (a Redis that
+        does not answer). The relay asks before it listens, so a wrong ``--store`` is one
+        line at start rather than an error at the first chat. Memory always works."""
 
     def stats(self) -> dict[str, int]:
         """Counters for the relay's metrics (store bytes, answers, evictions...)."""
@@ -291,21 +309,19 @@ class MemoryStore(AnswerStore):
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
+def printable_store(spec: str) -> str:
+    """``--store`` as a message may show it: what comes before an ``@`` (a user and a
+    password) and a ``password=`` query value replaced by ``***``."""
+    shown = re.sub(r"(?<=://)[^/?#]*@", "***@", spec, count=1)
+    return re.sub(r"(?i)([?&]password=)[^&#]*", r"\1***", shown)
+
+
 def check_store(spec: str, unwatched: float = 120.0) -> None:
     """A ``ValueError`` naming the fix when ``--store`` or ``--unwatched-timeout`` is wrong."""
     if spec not in ("", "memory") and not spec.startswith(REDIS_SCHEMES):
         raise ValueError(
-            f"--store {spec!r}: expected 'memory' or a URL like redis://127.0.0.1:6379/0"
+            f"--store {printable_store(spec)!r}: expected 'memory' or a URL like "
+            "redis://127.0.0.1:6379/0"
         )
     if not unwatched > 0:
         raise ValueError("--unwatched-timeout must be a positive number of seconds")
-
-
-def open_store(spec: str, ttl: float = 600.0, max_bytes: int = 64 << 20) -> AnswerStore:
-    """The store named by ``--store``: ``memory`` (the default) or ``redis://host:port/db``."""
-    check_store(spec)
-    if spec.startswith(REDIS_SCHEMES):
-        from .redis_store import RedisStore
-
-        return RedisStore(spec, ttl, max_bytes)
-    return MemoryStore(ttl, max_bytes)

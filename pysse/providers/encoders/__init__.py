@@ -4,7 +4,12 @@ provider's official SDK accepts (tests/test_sdk_*.py).
 
 One module per format holds its :class:`Encoder`; ``base`` the parts of an answer. Server
 side only: never in the page's files (build.py ``BROWSER_EXCLUDE``), since the page only
-reads streams; ``Provider.encoder`` imports this package when first asked."""
+reads streams.
+
+This package is the layer above the provider records (``pysse.providers.base``): it reads a
+:class:`~pysse.providers.base.Provider` (its name, its line ends) and keeps the table from a
+format's name to its encoder (:data:`ENCODERS`, :func:`encoder_for`). The record never points
+back up here, so the records load in the page without a single encoder."""
 
 from __future__ import annotations
 
@@ -49,16 +54,29 @@ __all__ = [
     "demo_signature",
     "encode_answer",
     "encode_parts",
+    "encoder_for",
     "json_fragments",
 ]
 
-# Each format's encoder, by the format's name (``Provider.encoder`` reads it).
+# Each format's encoder, by the format's name (``encoder_for`` reads it).
 ENCODERS: dict[str, type[Encoder]] = {
     "openai-chat": ChatEncoder,
     "openai-responses": ResponsesEncoder,
     "anthropic": AnthropicEncoder,
     "gemini": GeminiEncoder,
 }
+
+
+def encoder_for(provider: Provider) -> type[Encoder]:
+    """``provider``'s encoder class: one instance writes one answer (``encode_parts`` drives
+    it). A format without one is a ``LookupError`` saying where it goes."""
+    try:
+        return ENCODERS[provider.name]
+    except KeyError:
+        raise LookupError(
+            f"no encoder for the format {provider.name!r}: add one to ENCODERS in "
+            "pysse/providers/encoders/__init__.py"
+        ) from None
 
 
 def encode_parts(
@@ -79,7 +97,7 @@ def encode_parts(
     connection). A part the format cannot carry is a ``ValueError`` (Gemini's function
     calls take a JSON object)."""
     eol = provider.eol
-    enc = provider.encoder()
+    enc = encoder_for(provider)()
     events = enc.start()
     sent = 0
     chars = 0
