@@ -5,12 +5,19 @@ op for the view."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .element import Element
+__all__ = ["ClassList", "DataSet", "Element", "Style", "data_attr"]
 
-__all__ = ["ClassList", "DataSet", "Style", "data_attr"]
+
+class Element(Protocol):
+    """What the views need of an element (``element.Element``)."""
+
+    attrs: dict[str, str]
+    className: str
+
+    def setAttribute(self, name: str, value: object) -> None: ...
+    def _op(self, name: str, *args: Any) -> None: ...
 
 _CAMEL = re.compile(r"[A-Z]")
 
