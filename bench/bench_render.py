@@ -88,18 +88,16 @@ SETTINGS = (
 Row = dict[str, Any]
 
 # The end mark: only data-state is watched, so the observer costs nothing while the answer
-# streams; the first answer whose state leaves "streaming" ends the window. The bench waits
-# on the promise (one evaluate, no polling: no task of its own in the window).
+# streams; the first answer whose state leaves "streaming" ends the window.
 INIT = f"""
-window.__benchDone = new Promise((resolve) => {{
-  document.addEventListener('DOMContentLoaded', () => {{
-    new MutationObserver((list, obs) => {{ for (const m of list) {{
-      if (m.oldValue === 'streaming' && m.target.dataset.role === 'assistant'
-          && m.target.dataset.state !== 'streaming') {{
-        performance.mark('{END}'); obs.disconnect(); resolve(performance.now()); return; }} }} }})
-    .observe(document.body, {{ subtree: true, attributes: true, attributeOldValue: true,
-                              attributeFilter: ['data-state'] }});
-  }});
+document.addEventListener('DOMContentLoaded', () => {{
+  new MutationObserver((list, obs) => {{ for (const m of list) {{
+    if (m.oldValue === 'streaming' && m.target.dataset.role === 'assistant'
+        && m.target.dataset.state !== 'streaming') {{
+      performance.mark('{END}'); window.__benchDone = performance.now(); obs.disconnect();
+      return; }} }} }})
+  .observe(document.body, {{ subtree: true, attributes: true, attributeOldValue: true,
+                            attributeFilter: ['data-state'] }});
 }});
 """
 
@@ -245,12 +243,16 @@ class Bench:
 
     @property
     def browser(self) -> Any:
+        """Chromium, launched again if it has gone (a crash, or killed from outside)."""
+        if self._browser is not None and not self._browser.is_connected():
+            self._browser = None
         if self._browser is None:
             self._browser = self.pw.chromium.launch(
                 executable_path=os.environ.get("PYSSE_CHROMIUM", "/usr/bin/chromium"),
                 args=CHROMIUM_ARGS,
             )
-            self._stack.callback(self._browser.close)
+            browser = self._browser
+            self._stack.callback(lambda: browser.is_connected() and browser.close())
         return self._browser
 
     def _booted(self, site: Site) -> tuple[Any, Any]:
@@ -275,21 +277,31 @@ class Bench:
     def chromium(self, site: Site, text: str) -> tuple[Row, Counter[str]]:
         """One traced stream."""
         ctx, page = self._booted(site)
-        recorder = Recorder(ctx.new_cdp_session(page), self.stacks)
-        recorder.start()
-        page.wait_for_timeout(300)
-        self.upstream.play(script_for(text))
-        page.fill("[data-role=prompt]", "go")
-        t0 = float(page.evaluate(f"(performance.mark('{START}'), performance.now())"))
-        page.press("[data-role=prompt]", "Enter")
-        t1 = float(page.evaluate("window.__benchDone"))
-        page.wait_for_timeout(500)  # the final frame, then the trace ends
-        events = recorder.stop(page)
+        try:
+            recorder = Recorder(ctx.new_cdp_session(page), self.stacks)
+            recorder.start()
+            page.wait_for_timeout(300)
+            self.upstream.play(script_for(text))
+            page.fill("[data-role=prompt]", "go")
+            t0 = float(page.evaluate(f"(performance.mark('{START}'), performance.now())"))
+            page.press("[data-role=prompt]", "Enter")
+            # polled from the page once a second (a timer task: ~0.02 a frame), with a
+            # timeout the driver keeps even if the browser is gone
+            page.wait_for_function(
+                "() => window.__benchDone !== undefined",
+                polling=1000,
+                timeout=(120 + 4 * script_for(text).duration) * 1000,
+            )
+            t1 = float(page.evaluate("window.__benchDone"))
+            page.wait_for_timeout(500)  # the final frame, then the trace ends
+            events = recorder.stop(page)
+        finally:
+            if self.browser.is_connected():
+                ctx.close()
         stats = analyze(events, START, END)
         row = row_of(stats)
         row.update(trace_events=recorder.seen, data_loss=int(recorder.data_loss))
         row["page_wall_s"] = (t1 - t0) / 1000
-        ctx.close()
         return row, stats.forced_stacks
 
     def firefox(self, site: Site, text: str) -> Row:
