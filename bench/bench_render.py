@@ -489,7 +489,8 @@ def tables(lines: list[dict[str, Any]]) -> list[str]:
     if chromium:
         out += _table("Chromium 1x, main thread CPU, median of runs", chromium, MAIN_COLS)
         out += ["", *_table("Chromium 1x, rendering, median of runs", chromium, RENDER_COLS)]
-        out += ["", *doubling_table(chromium), "", *targets_table(chromium), ""]
+        doubling = doubling_table(chromium)
+        out += ["", *([*doubling, ""] if len(doubling) > 2 else []), *targets_table(chromium), ""]
     if firefox:
         title = "Firefox 1x, profiler markers: wall ms (main CPU: CPU ms), median of runs"
         out += [*_table(title, firefox, FIREFOX_COLS), ""]
