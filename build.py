@@ -798,6 +798,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         env.update(PYSSE_PUPPETEER_CORE=str(fetch_puppeteer_core()))
         if args.baseline:
             env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
+            env.update(PYSSE_BASELINE_REF=args.baseline)  # for the command it prints
         run([sys.executable, "-m", "bench.bench_render"], cwd=ROOT, env=env)
     if args.only in (None, "worker"):  # issue #28 lever 4: Python in a Web Worker or not
         examples = build_examples(BUILD / "examples")

@@ -529,7 +529,10 @@ def measure(out_path: Path) -> None:
     todo = streams()
     mixed = next((k for k in todo if k.startswith("mixed")), None)
     settings = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items()) if k in SETTINGS)
-    print(f"command: {settings} python build.py bench --only render".strip(), flush=True)
+    ref = os.environ.get("PYSSE_BASELINE_REF")
+    baseline = f" --baseline {ref}" if ref and "baseline" in sites else ""
+    command = f"{settings} python build.py bench --only render{baseline}".strip()
+    print(f"command: {command}", flush=True)
     for name, path in sites.items():
         print(f"site {name}: {path}", flush=True)
     print(
