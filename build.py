@@ -804,6 +804,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.baseline:
             env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
         run([sys.executable, "-m", "bench.bench_phone"], cwd=ROOT, env=env)
+    if args.only in (None, "render"):  # issue #36: style, layout, paint per frame
+        env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(build_site()))
+        env.update(PYSSE_PUPPETEER_CORE=str(fetch_puppeteer_core()))
+        if args.baseline:
+            env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
+            env.update(PYSSE_BASELINE_REF=args.baseline)  # for the command it prints
+        run([sys.executable, "-m", "bench.bench_render"], cwd=ROOT, env=env)
     if args.only in (None, "worker"):  # issue #28 lever 4: Python in a Web Worker or not
         examples = build_examples(BUILD / "examples")
         worker_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_EXAMPLES=str(examples))
@@ -916,13 +923,14 @@ def parser() -> argparse.ArgumentParser:
             "embed",
             "search",
             "phone",
+            "render",
             "worker",
         ],
     )
     b.add_argument(
         "--baseline",
         metavar="REF",
-        help="phone: also measure the site git revision REF builds, side by side",
+        help="phone, render: also measure the site git revision REF builds, side by side",
     )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)
