@@ -605,12 +605,56 @@ def build_site(
             format_options(),
         )
     )
+    write_service_worker(tmp, manifest)
     compress_site(tmp, CACHE, best, log)
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     kind = "snapshot" if boot.snapshot else ("plain, .pyc" if boot.compiled else "plain, sources")
     log(f"site ready in {out} (boot: {kind})")
     return out
+
+
+def write_service_worker(site: Path, manifest: dict[str, object]) -> None:
+    """``sw.js`` with this build's lists (web/sw.js): the page's own files, what the page boots
+    from on its first path (cached when the service worker installs: the HTTP cache has them
+    by then), every content-addressed file (older builds' files are dropped), and the
+    build's identity (a new one makes the browser install the new worker)."""
+    shell = sorted(
+        p.name
+        for p in site.iterdir()
+        if p.is_file() and p.suffix in (".html", ".js", ".css", ".json") and p.name != "sw.js"
+    )
+    base = str(manifest["pyodide"])
+    run: Any = manifest["snapshot"] or manifest["plain"]
+    runtime = [
+        *(f"{base}{f}" for f in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")),
+        run["stdlib"]["url"],
+        *(z["url"] for z in run["zips"]),
+        *([run["url"]] if manifest["snapshot"] else []),
+    ]
+    keep = sorted(
+        str(p.relative_to(site))
+        for folder in ("boot", "pyodide")
+        for p in (site / folder).rglob("*")
+        if p.is_file() and p.suffix not in (".br", ".gz")
+    )
+    h = hashlib.sha256()
+    for name in shell:
+        h.update(name.encode() + b"\0" + (site / name).read_bytes())
+    h.update("\n".join(keep).encode())
+    lists = {
+        "BUILD": h.hexdigest()[:16],
+        "SHELL": ["", *shell],
+        "RUNTIME": runtime,
+        "KEEP": keep,
+    }
+    sw = site / "sw.js"
+    text = sw.read_text()
+    for name, value in lists.items():
+        start = text.index(f"const {name} = ")
+        end = text.index(";", start)
+        text = text[:start] + f"const {name} = {json.dumps(value)}" + text[end:]
+    sw.write_text(text)
 
 
 def fetch_npm(spec: str, keep: str) -> Path:

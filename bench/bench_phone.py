@@ -58,7 +58,7 @@ from .phone_page import (
     p95,
     wait_rendered,
 )
-from .trace_split import KINDS, mark_ts, split_long_tasks
+from .trace_split import KINDS, mark_ts, split_long_tasks, thread_cpu
 
 KEYS = string.ascii_lowercase
 FMT: ProviderName = "openai-chat"
@@ -82,15 +82,37 @@ def stream_scripts() -> dict[str, Script]:
     }
 
 
+class Base(str):
+    """A site's origin, with the page's address in it (``?thread=main``: the page's Python on
+    its main thread, its fallback mode; else in a Web Worker, where a page supports it)."""
+
+    page: str
+
+
+def page_url(base: str) -> str:
+    return getattr(base, "page", base + "/")
+
+
+def with_modes(name: str, url: str, modes: list[str]) -> dict[str, Base]:
+    """The page at ``url`` in each mode (a baseline site is measured as it is)."""
+    out: dict[str, Base] = {}
+    for mode in modes if name != "baseline" else ["as built"]:
+        base = Base(url)
+        base.page = url + ("/?thread=main" if mode == "main" else "/")
+        out[name if mode == "as built" else f"{name}, {mode}"] = base
+    return out
+
+
 class Bench:
     def __init__(self, stack: ExitStack, pw: Any, sites: dict[str, Path]) -> None:
         self.pw = pw
         self.upstream = stack.enter_context(ScriptServer(Script.answer("ok", FMT)))
         relay = RelayConfig.from_args(self.upstream.url, None, FMT, [])
-        self.bases = {
-            name: stack.enter_context(LiveServer(create_app(site, relay=relay))).url
-            for name, site in sites.items()
-        }
+        modes = os.environ.get("PYSSE_PHONE_MODES", "worker,main").split(",")
+        self.bases: dict[str, Base] = {}
+        for name, site in sites.items():
+            url = stack.enter_context(LiveServer(create_app(site, relay=relay))).url
+            self.bases.update(with_modes(name, url, modes))
         self.browser = pw.chromium.launch(
             executable_path=os.environ.get("PYSSE_CHROMIUM", "/usr/bin/chromium"),
             args=CHROMIUM_ARGS,
@@ -112,7 +134,7 @@ class Bench:
         ctx.set_default_timeout(600_000)  # a baseline page at 4x freezes for many seconds
         page = ctx.new_page()
         page.add_init_script(INIT)
-        page.goto(base + "/")
+        page.goto(page_url(base))
         page.wait_for_selector("body[data-ready='1']", timeout=120_000)
         page.wait_for_selector("body[data-warm='1']", timeout=120_000)
         throttle = Throttle(ctx, page)
@@ -156,6 +178,8 @@ class Bench:
         events = trace.stop(page)
         since = mark_ts(events, since_mark) if since_mark else None
         cpu = split_long_tasks(events, since_us=since or 0.0, clock="tdur")
+        phone = split_long_tasks(events, since_us=since or 0.0, clock="tdur", long_us=12_500)
+        main_ms, longest_ms, worker_ms = thread_cpu(events, since_us=since or 0.0)
         tasks = long_tasks(page, t0, t1)
         keys = key_latencies(page, t0, t1)
         row: Row = {
@@ -170,6 +194,12 @@ class Bench:
             "keys_slow": len(keys),
         }
         row.update({f"split_{k}": cpu.by_kind[k] for k in KINDS})
+        row.update(
+            tasks_12=len(phone.tasks),  # at 1x: what a 4x phone would feel as >= 50 ms
+            main_cpu=main_ms,
+            longest_cpu=longest_ms,
+            worker_cpu=worker_ms,
+        )
         return row
 
     # -- streaming -----------------------------------------------------------------------------
@@ -283,7 +313,7 @@ class Bench:
             throttle.set(rate)
             for kind in ("cold", "warm"):
                 trace = self.traced(throttle.cdp)
-                page.goto(base + "/", wait_until="commit")
+                page.goto(page_url(base), wait_until="commit")
                 start = time.time()
                 n = 0
                 while not page.evaluate("() => document.body?.dataset.ready === '1'"):

@@ -9,6 +9,7 @@ page side by side.
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from typing import Any
@@ -105,14 +106,49 @@ def wait_rendered(page: Any, timeout_s: float = 600) -> dict[str, float]:
     return dict(page.evaluate("window.__seen"))
 
 
+WASM_HEAP = """async () => window.pysseRuntime ? pysseRuntime._module.HEAP8.length
+  : window.pysse ? await pysse.py('import pyodide_js; pyodide_js._module.HEAP8.length') : 0"""
+
+
 def memory(page: Any, cdp: Any) -> tuple[float, float]:
-    """MiB of JS heap in use after a full collection, and the wasm heap's size (it never
-    shrinks: its high-water mark)."""
+    """MiB of JS heap in use after a full collection (the page's, and its workers': where the
+    page's Python runs in one, its JavaScript side lives there), and the wasm heap's size (it
+    never shrinks: its high-water mark)."""
     cdp.send("HeapProfiler.enable")
     cdp.send("HeapProfiler.collectGarbage")
-    used = cdp.send("Runtime.getHeapUsage")["usedSize"]
-    wasm = page.evaluate("() => (window.pysseRuntime && pysseRuntime._module.HEAP8.length) || 0")
+    used = cdp.send("Runtime.getHeapUsage")["usedSize"] + _workers_heap(page)
+    wasm = page.evaluate(WASM_HEAP)
     return used / 2**20, wasm / 2**20
+
+
+def _workers_heap(page: Any) -> float:
+    """The JS heap in use of the page's dedicated workers, through the browser's CDP session
+    (a page's own session cannot reach a worker target), after a collection there."""
+    browser = page.context.browser
+    if browser is None:
+        return 0.0
+    cdp = browser.new_browser_cdp_session()
+    replies: dict[int, Any] = {}
+    cdp.on(
+        "Target.receivedMessageFromTarget",
+        lambda e: replies.update({(m := json.loads(e["message"])).get("id", 0): m}),
+    )
+    total = 0.0
+    for info in cdp.send("Target.getTargets")["targetInfos"]:
+        if info["type"] != "worker":
+            continue
+        session = cdp.send("Target.attachToTarget", {"targetId": info["targetId"]})["sessionId"]
+        for n, method in ((1, "HeapProfiler.collectGarbage"), (2, "Runtime.getHeapUsage")):
+            message = json.dumps({"id": n, "method": method})
+            cdp.send("Target.sendMessageToTarget", {"sessionId": session, "message": message})
+            deadline = time.time() + 10
+            while n not in replies and time.time() < deadline:
+                page.wait_for_timeout(50)
+        total += float(replies.get(2, {}).get("result", {}).get("usedSize", 0))
+        replies.clear()
+        cdp.send("Target.detachFromTarget", {"sessionId": session})
+    cdp.detach()
+    return total
 
 
 class Throttle:

@@ -106,11 +106,15 @@ def _clip_area(data: dict[str, Any]) -> float:
 
 
 def split_long_tasks(
-    events: list[dict[str, Any]], since_us: float = 0.0, clock: str = "dur"
+    events: list[dict[str, Any]],
+    since_us: float = 0.0,
+    clock: str = "dur",
+    long_us: float = LONG_US,
 ) -> Split:
     """The long tasks on the page's main thread that start at or after ``since_us`` (trace
     clock), each split by kind (see the module docstring); ``clock`` is ``dur`` (wall time)
-    or ``tdur`` (thread CPU time)."""
+    or ``tdur`` (thread CPU time); a task is long from ``long_us`` (12,500 at 1x: 50 ms on a
+    phone four times slower)."""
     out = Split()
     main = _main_thread(events)
     if main is None:
@@ -126,7 +130,7 @@ def split_long_tasks(
     long_tasks = [
         e
         for e in mine
-        if e["name"] == "RunTask" and e.get(clock, 0) >= LONG_US and e["ts"] >= since_us
+        if e["name"] == "RunTask" and e.get(clock, 0) >= long_us and e["ts"] >= since_us
     ]
     j = 0
     for task in long_tasks:
@@ -171,6 +175,39 @@ def _attribute(task: dict[str, Any], inside: list[dict[str, Any]], out: Split, c
     for i, e in enumerate(inside):
         out.by_kind[kinds[i]] += max(0.0, e.get(clock, 0) - child_us[i]) / 1000
     out.by_kind["other"] += max(0.0, task[clock] - top_us) / 1000
+
+
+def thread_cpu(events: list[dict[str, Any]], since_us: float = 0.0) -> tuple[float, float, float]:
+    """Milliseconds of CPU since ``since_us`` on the page's main thread (its outermost tasks'
+    ``tdur``), the longest of those tasks, and on its renderer's dedicated workers (where the
+    page's Python runs in worker mode)."""
+    main = _main_thread(events)
+    if main is None:
+        return 0.0, 0.0, 0.0
+    workers = {
+        (e["pid"], e["tid"])
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "thread_name"
+        and e.get("pid") == main[0]
+        and str(e.get("args", {}).get("name", "")).startswith("DedicatedWorker")
+    }
+    cpu: dict[tuple[int, int], float] = defaultdict(float)
+    longest = 0.0
+    ends: dict[tuple[int, int], float] = defaultdict(float)  # the last outermost task's end
+    for e in sorted(
+        (e for e in events if e.get("name") == "RunTask" and e.get("ph") == "X"),
+        key=lambda e: (e["ts"], -e["dur"]),
+    ):
+        key = (e["pid"], e["tid"])
+        if (key != main and key not in workers) or e["ts"] < since_us or e["ts"] < ends[key]:
+            continue  # (a task nested in another is part of it)
+        ends[key] = e["ts"] + e["dur"]
+        took = e.get("tdur", e["dur"])
+        cpu[key] += took
+        if key == main:
+            longest = max(longest, took)
+    return cpu[main] / 1000, longest / 1000, sum(cpu[w] for w in workers) / 1000
 
 
 def mark_ts(events: list[dict[str, Any]], name: str) -> float | None:

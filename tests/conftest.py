@@ -130,7 +130,21 @@ def py(page: Any, code: str) -> Any:
 def beside_python(page: Any, code: str) -> Any:
     """JavaScript ``code`` (an expression) run in the realm the page's Python runs in (its
     worker, or the main thread): where IndexedDB is used, for instance. Its value, as JSON."""
-    return py(page, f"from pyodide.code import run_js\nrun_js({json.dumps(code)})")
+    run = f"from pyodide.code import run_js\nr = run_js({json.dumps(code)})\n"
+    return py(page, run + "r.to_py() if hasattr(r, 'to_py') else r")
+
+
+IN_STORE = """from pyodide.code import run_js
+import json
+value = await run_js(CODE)
+json.loads(run_js("(v) => JSON.stringify(v === undefined ? null : v)")(value))"""
+
+
+def in_store(page: Any, code: str) -> Any:
+    """A JavaScript expression using ``pysseStore`` (web/store.js, maybe a promise), run where
+    the page's Python keeps its chat store (its worker, or the main thread), awaited; its value
+    as JSON."""
+    return py(page, IN_STORE.replace("CODE", json.dumps(code)))
 
 
 def settled(page: Any) -> None:
@@ -162,13 +176,60 @@ class _SettledKeyboard:
         settled(self._page)
 
 
+ACTIONS = frozenset(
+    ["click", "dblclick", "press", "fill", "select_option", "check", "tap", "set_input_files"]
+)
+
+
+def _settling(page: Any, value: Any) -> Any:
+    """``value`` (an attribute of a page or locator) with its actions settled, and the
+    locators it makes settling too."""
+    if type(value).__name__ == "Locator":
+        return SettledLocator(page, value)
+    if not callable(value):
+        return value
+
+    def call(*args: Any, **kw: Any) -> Any:
+        result = value(*args, **kw)
+        if type(result).__name__ == "Locator":
+            return SettledLocator(page, result)
+        return result
+
+    return call
+
+
+class SettledLocator:
+    """A Playwright locator whose actions wait as ``SettledPage``'s do."""
+
+    def __init__(self, page: Any, locator: Any) -> None:
+        self._page = page
+        self.raw = locator
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.raw, name)
+        if name in ACTIONS:
+
+            def act(*args: Any, **kw: Any) -> Any:
+                result = value(*args, **kw)
+                settled(self._page)
+                return result
+
+            return act
+        return _settling(self._page, value)
+
+
+def expect(target: Any, *args: Any, **kw: Any) -> Any:
+    """Playwright's ``expect``, for a settled page or locator too."""
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(getattr(target, "raw", target), *args, **kw)
+
+
 class SettledPage:
     """A Playwright page whose actions (click, press, fill, select_option, check, the
     keyboard's) return once the page's Python has handled what they did: the page answers
     by message, a frame later, where it used to answer within the event. Everything else is
     the page's own."""
-
-    ACTIONS = frozenset(["click", "dblclick", "press", "fill", "select_option", "check", "tap"])
 
     def __init__(self, page: Any) -> None:
         self.raw = page
@@ -176,7 +237,9 @@ class SettledPage:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.raw, name)
-        if name not in self.ACTIONS:
+        if name in ("locator", "get_by_role", "get_by_text", "get_by_label"):
+            return _settling(self.raw, attr)
+        if name not in ACTIONS:
             return attr
 
         def act(*args: Any, **kw: Any) -> Any:
@@ -240,10 +303,12 @@ class Page:
         **context: Any,
     ) -> None:
         self.thread = thread or PAGE_THREAD
+        # (the service worker has tests of its own: test_browser_offline.py)
+        context.setdefault("service_workers", "block")
         self.ctx = browser.new_context(
             viewport=viewport or {"width": 1000, "height": 700}, **context
         )
-        self.page = self.ctx.new_page()
+        self.page: Any = SettledPage(self.ctx.new_page())
         self.base = base
         self.errors: list[str] = []
         self.requests: list[str] = []
@@ -265,7 +330,7 @@ class Page:
         self.page.goto(self.url)
         if wait_ready:
             self.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
-        return SettledPage(self.page)
+        return self.page
 
     def send(self, text: str) -> None:
         self.page.fill("[data-role=prompt]", text)
@@ -289,7 +354,7 @@ class Page:
     def reload(self) -> Any:
         self.page.reload()
         self.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
-        return SettledPage(self.page)
+        return self.page
 
     def answers(self) -> list[Any]:
         return list(self.page.query_selector_all("[data-role=assistant]"))

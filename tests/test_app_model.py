@@ -297,3 +297,30 @@ def test_storage_that_fails_is_said_once_and_the_page_works_in_memory() -> None:
         assert page.log_texts() == ["hello", "kept in memory"]
 
     run(go())
+
+
+def test_the_next_request_is_kept_for_a_message_sent_while_the_next_visit_starts() -> None:
+    """The template the page keeps (``web/app.js`` fills it with a message typed while the
+    next visit starts, and fetches at once) is, filled, exactly the body Python then sends
+    for that message: so the early request is adopted, not sent twice."""
+
+    async def go() -> None:
+        from pysse.app.answers import MARKER, NEXT_KEY
+
+        page = ModelPage()
+        await page.boot()
+        page.net.play(answer_bytes("first answer"))
+        page.send("first question")
+        await page.settle()
+        template = json.loads(page.view.stored[NEXT_KEY])
+        assert template["chat"] == page.app.conv.id and template["url"] == RELAY
+        text = 'then "this" — é ✓\n😀'  # (as the composer sends it: trimmed)
+        escaped = json.dumps(MARKER)[1:-1]
+        filled = template["body"].replace(escaped, json.dumps(text)[1:-1])
+        page.net.play(answer_bytes("second"))
+        page.send(text)
+        await page.settle()
+        assert page.net.requests[-1]["body"] == json.loads(filled)
+        assert json.dumps(page.net.requests[-1]["body"]) == filled  # byte for byte
+
+    run(go())

@@ -196,7 +196,7 @@ def test_progress_counts_bytes_then_phases_and_never_goes_back(make_page: Any) -
     p = make_page()
     page = p.page
     page.add_init_script(RECORD_PROGRESS)
-    cdp = p.ctx.new_cdp_session(page)
+    cdp = p.ctx.new_cdp_session(page.raw)
     cdp.send("Network.enable")  # a slow link: ~50 Mbit/s
     cdp.send(
         "Network.emulateNetworkConditions",

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from conftest import (
     FRAME,
     beside_python,
+    expect,
     log_texts,
     py,
     settled,
@@ -309,7 +309,9 @@ def test_the_chat_opened_last_is_the_one_shown(make_page: Any) -> None:
     page.click("[data-role=chat-open] >> text=/demo echo stored one")
     wait_until(page, "async (c) => (await pysse.py(c)) > 0", HELD)
     page.click("[data-role=new-chat]")
-    beside_python(page, "(() => { for (const go of globalThis.__held.splice(0)) go(); return 1; })()")
+    beside_python(
+        page, "(() => { for (const go of globalThis.__held.splice(0)) go(); return 1; })()"
+    )
     settled(page)
     page.evaluate(FRAME)  # the read's continuation has run (a task after the read)
     page.evaluate(FRAME)

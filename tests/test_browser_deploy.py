@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
-from conftest import DONE_MS, READY_MS, Page, shown_text
+from conftest import DONE_MS, READY_MS, Page, expect, shown_text
 from pysse.server.app import create_app
 from pysse.server.demo import RICH_ANSWER
 from pysse.server.relay import RelayConfig, create_relay_app

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from conftest import in_store
 from pysse.page.chats import export_json
 from pysse.page.conversation import Conversation
 from pysse.server.demo import MATH_ANSWER, RICH_ANSWER
@@ -89,7 +90,7 @@ def wait_cached(page: Any, n: int, timeout: float = 60) -> None:
     """Wait until the HTML cache holds ``n`` answers (each written after its render, in a
     task of its own: a reload before they land renders them from markdown again)."""
     deadline = time.monotonic() + timeout
-    while (got := page.evaluate("async () => (await pysseStore.keys('html')).length")) < n:
+    while (got := len(in_store(page, "pysseStore.keys('html')"))) < n:
         assert time.monotonic() < deadline, f"the cache holds {got} answers, not {n}"
         time.sleep(0.1)
 

@@ -15,7 +15,7 @@ import pytest
 from test_browser_a11y import THEMES, serious
 
 from bench.search_corpus import chat
-from conftest import axe_path, py, wait_until
+from conftest import axe_path, beside_python, in_store, py, settled, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -247,17 +247,18 @@ def test_a_chat_stored_without_a_usable_search_record_is_read_whole_and_gets_one
     p = make_page()
     page = p.open()
     import_chats(page, tmp_path, (3, 5, 17))
-    page.evaluate("pysseStore.del('search', 'bench0003')")  # as an older page stored it
-    page.evaluate(  # a record older than its row
-        """async () => { const r = JSON.parse(await pysseStore.get('search', 'bench0005'));
+    in_store(page, "pysseStore.del('search', 'bench0003')")  # as an older page stored it
+    in_store(  # a record older than its row
+        page,
+        """(async () => { const r = JSON.parse(await pysseStore.get('search', 'bench0005'));
         r.updated -= 1; r.messages = []; await pysseStore.put('search', 'bench0005',
-        JSON.stringify(r)); }"""
+        JSON.stringify(r)); })()""",
     )
     p.reload()  # bench0017 (imported last) is the open chat
     type_term(page, "kaleidoscope", "2 chats")  # (bench0005 and bench0017)
     assert reads(page) == {"memory": 1, "record": 0, "body": 2}
     deadline = time.monotonic() + 30  # the record is written after the search: wait for it
-    while page.evaluate("pysseStore.get('search', 'bench0003')") is None:
+    while in_store(page, "pysseStore.get('search', 'bench0003')") is None:
         assert time.monotonic() < deadline, "the record read from its body was never written"
         time.sleep(0.1)
     p.reload()
@@ -265,9 +266,10 @@ def test_a_chat_stored_without_a_usable_search_record_is_read_whole_and_gets_one
     assert reads(page) == {"memory": 1, "record": 2, "body": 0}
 
 
-HOLD_READS = """() => { const read = pysseStore.getMany; window.__held = [];
+HOLD_READS = """(() => { const read = pysseStore.getMany; globalThis.__held = [];
   pysseStore.getMany = (store, keys) => store !== 'search' ? read(store, keys)
-    : new Promise((go) => window.__held.push(() => go(read(store, keys)))); }"""
+    : new Promise((go) => globalThis.__held.push(() => go(read(store, keys)))); return 1; })()"""
+HELD = "from pyodide.code import run_js\nrun_js('globalThis.__held.length')"
 
 
 def test_results_grow_while_the_chats_are_read(make_page: Any, tmp_path: Path) -> None:
@@ -278,14 +280,17 @@ def test_results_grow_while_the_chats_are_read(make_page: Any, tmp_path: Path) -
     page = p.open()
     import_chats(page, tmp_path, (3, 5, 17))
     p.reload()  # bench0017 (imported last) is the open chat: in memory
-    page.evaluate(HOLD_READS)
+    beside_python(page, HOLD_READS)  # (the chats are read where Python runs)
     page.fill("[data-role=search]", "kaleidoscope")
-    page.wait_for_function("() => window.__held.length > 0")
+    wait_until(page, "async (c) => (await pysse.py(c)) > 0", HELD)
     page.wait_for_selector("[data-role=search-result][data-chat=bench0017]")
     assert page.get_attribute("[data-role=search-results]", "data-term") == ""  # searching
     assert page.inner_text("[data-role=search-count]") == "1 chat so far, searching…"
     page.press("[data-role=search]", "ArrowDown")  # a reader on the first result meanwhile
-    page.evaluate("() => { for (const go of window.__held.splice(0)) go(); }")
+    beside_python(
+        page, "(() => { for (const go of globalThis.__held.splice(0)) go(); return 1; })()"
+    )
+    settled(page)
     page.wait_for_function(
         "() => document.querySelector('[data-role=search-results]').dataset.term === 'kaleidoscope'"
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import settled, stored_answers, wait_stored
+from conftest import beside_python, settled, stored_answers, wait_stored
 
 pytestmark = pytest.mark.browser
 
@@ -141,3 +141,40 @@ def test_a_burst_of_events_while_the_worker_is_busy_is_applied_once_each(
     assert texts == ["apples and pears", "sent while busy"]
     saved = json.loads(page.evaluate("() => localStorage.getItem('pysse.settings.v1')"))
     assert saved["theme"] == "dark"
+
+
+EARLY_AT = """(() => { const e = (globalThis.pysseEarly || [])[0];
+  return e ? { at: performance.timeOrigin + e.at, adopted: e.adopted } : null; })()"""
+
+
+def test_a_message_sent_while_python_starts_goes_out_at_once(
+    make_page: Any, sse_server: Any
+) -> None:
+    """The page keeps, for the next visit, the request a next message would make. A message
+    sent while that visit starts goes out from the worker before Python is up; Python adopts
+    it (the same bytes), and the answer is rendered when Python is ready: one request, the
+    text whole, as if sent later."""
+    from pysse.testing import Script
+
+    sse_server.play(Script.answer("first answer", "openai-chat"))
+    p = make_page(thread="worker", settings={"relay": sse_server.url, "format": "openai-chat"})
+    page = p.open()
+    p.send("first question")
+    p.wait_done()
+    page.wait_for_function("() => !!localStorage.getItem('pysse.next.v1')")
+    sse_server.play(Script.answer("The early bird's answer.", "openai-chat").paced(0.01))
+    page.reload(wait_until="commit")
+    page.wait_for_selector("body[data-booting='1']")
+    page.fill("[data-role=prompt]", "an early question")
+    page.press("[data-role=prompt]", "Enter")
+    page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+    answer = p.wait_done()
+    assert answer.get_attribute("data-text") == "The early bird's answer."
+    early = beside_python(page, EARLY_AT)
+    ready_at = page.evaluate("() => performance.timeOrigin + window.pysseReadyAt")
+    assert early["adopted"] and early["at"] < ready_at  # out before Python was up
+    _, second = sse_server.requests  # one request for it, not two
+    body = json.loads(second.body)
+    assert [m["content"] for m in body["messages"]] == [
+        "first question", "first answer", "an early question",
+    ]  # fmt: skip

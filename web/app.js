@@ -19,6 +19,23 @@ class WorkerUnavailable extends Error {}
 
 const early = [];
 const prompt = $("[data-role=prompt]");
+const NEXT_KEY = "pysse.next.v1"; // the request a next message makes (pysse.app.answers)
+let earlyOut = null; // posts an early request to the worker, once it exists
+
+// The first message sent while Python starts goes out at once: the page kept, last visit,
+// the request a message sent next makes (only its text missing); the worker's JavaScript
+// sends it before Python is up, and Python adopts it (the very same bytes) when it is.
+function earlyRequest(text) {
+  let template = null;
+  try { template = JSON.parse(localStorage.getItem(NEXT_KEY) || "null"); } catch (e) { return; }
+  if (!template || !earlyOut) return;
+  // The text as Python's json.dumps writes it (non-ASCII as \uXXXX): byte for byte.
+  const escaped = JSON.stringify(text).slice(1, -1)
+    .replace(/[\u0080-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  const body = template.body.split(template.marker).join(escaped);
+  earlyOut({ url: template.url, headers: template.headers, body, timeouts: template.timeouts });
+  performance.mark("pysse:early-request");
+}
 let bootFailed = null;
 let label = bootText.textContent;
 // The bar only moves forward; the label says what is happening now (and that queued
@@ -48,6 +65,7 @@ const earlySend = () => {
     return;
   }
   prompt.value = "";
+  if (!early.length) earlyRequest(text);
   early.push(text);
   const art = document.createElement("article");
   art.className = "msg user";
@@ -94,6 +112,7 @@ function inWorker(boot) {
     }
     let up = false;
     let listener = () => {};
+    earlyOut = (request) => worker.postMessage({ t: "early", request });
     worker.onmessage = (e) => {
       const m = e.data;
       if (up) { listener(m); return; }
@@ -175,6 +194,7 @@ function settingsText() {
 }
 
 // Hand the page over to Python: the DOM as it is now (numbered by the view), what was typed.
+let swStarted = false;
 function start(runtime, config, extra = {}) {
   let view;
   const onReady = () => {
@@ -184,6 +204,7 @@ function start(runtime, config, extra = {}) {
     for (const text of early.splice(0)) view.sendText(text); // typed since the start message
     for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
     show(100, "Ready");
+    if (!swStarted) { swStarted = true; serviceWorker(); }
   };
   view = new View({ post: runtime.post, onReady });
   runtime.onMessage((m) => {
@@ -252,6 +273,43 @@ async function died(runtime, view, config, message) {
   } catch (e) {
     bootText.textContent = `${notice} It could not start again (${e.message}): reload the page.`;
   }
+}
+
+// Offline: the page works from its cache (sw.js) with the stored chats; sending needs the
+// network, and the page says so while it is offline.
+const offline = $("[data-role=offline]");
+const onlineNow = () => { offline.hidden = navigator.onLine !== false; };
+window.addEventListener("online", onlineNow);
+window.addEventListener("offline", onlineNow);
+onlineNow();
+
+// The service worker (sw.js): registered once the page is ready (it must not compete with the
+// first visit's downloads). A new build's worker waits; the page offers to take it (reload).
+function serviceWorker() {
+  if (!("serviceWorker" in navigator) || new URLSearchParams(location.search).get("sw") === "0") return;
+  const note = $("[data-role=update]");
+  let taking = false;
+  const offer = (waiting) => {
+    note.hidden = false;
+    $("[data-role=update-reload]").onclick = () => { taking = true; waiting.postMessage({ t: "take-over" }); };
+  };
+  navigator.serviceWorker.addEventListener("controllerchange", () => { if (taking) location.reload(); });
+  navigator.serviceWorker.register("sw.js").then((reg) => {
+    if (reg.waiting && navigator.serviceWorker.controller) offer(reg.waiting);
+    reg.addEventListener("updatefound", () => {
+      const next = reg.installing;
+      next.addEventListener("statechange", () => {
+        if (next.state === "installed" && navigator.serviceWorker.controller) offer(next);
+      });
+    });
+    let checked = performance.now();
+    document.addEventListener("visibilitychange", () => { // back to the page: a deploy since?
+      if (document.visibilityState === "visible" && performance.now() - checked > 600_000) {
+        checked = performance.now();
+        reg.update().catch(() => {});
+      }
+    });
+  }).catch((e) => console.warn(`pysse: no service worker (${e.message}): the page needs the network`));
 }
 
 async function boot() {

@@ -10,9 +10,37 @@ globalThis.pysseBridge = bridge;
 let host = null;
 const waiting = []; // messages that came before Python was up
 
+// A message sent while Python starts goes out at once (the request the page kept from its
+// last visit, filled in: web/app.js). Its facts wait here; Python adopts the request when
+// it sends the same bytes (pysse.browser.net), or drops it if it would send others.
+class EarlySink {
+  constructor() { this.calls = []; this.target = null; }
+  adopt(target) {
+    for (const [name, args] of this.calls.splice(0)) target[name](...args);
+    this.target = target;
+  }
+}
+for (const name of ["on_open", "on_chunk", "on_end", "on_http_error", "on_wrong_type", "on_network_error",
+  "on_read_error", "on_drop", "on_resumed", "on_resume_failed", "on_timeout", "destroy"]) {
+  EarlySink.prototype[name] = function (...args) {
+    if (this.target) return this.target[name](...args);
+    if (name === "destroy") return undefined;
+    this.calls.push([name, name === "on_chunk" ? [args[0].slice()] : args]);
+    if (name === "on_drop") return -1; // (no resuming before Python: it ends the answer)
+    return name === "on_chunk" ? true : undefined;
+  };
+}
+globalThis.pysseEarly = [];
+function early({ url, headers, body, timeouts }) {
+  const sink = new EarlySink();
+  const handle = bridge.start(url, headers, body, sink, ...timeouts);
+  globalThis.pysseEarly.push({ url, body, sink, handle, adopted: false, at: performance.now() });
+}
+
 self.onmessage = (e) => {
   const m = e.data;
   if (m.t === "boot") boot(m.manifest);
+  else if (m.t === "early") early(m.request);
   else if (host) host.receive(m);
   else waiting.push(m);
 };

@@ -27,7 +27,10 @@ from .turn import Turn
 if TYPE_CHECKING:
     from .ports import AnswersHost
 
-__all__ = ["Answers"]
+__all__ = ["MARKER", "NEXT_KEY", "Answers"]
+
+MARKER = "\u0000pysse:next\u0000"  # where the next message's text goes in the template
+NEXT_KEY = "pysse.next.v1"  # localStorage: the template (web/app.js)
 
 
 class Answers:
@@ -95,21 +98,10 @@ class Answers:
         a new element, returned for the caller to place."""
         earlier = answer if partial is not None else None
         el, turn = self._new_turn(conv, answer, history, continues=partial, earlier=earlier)
-        s = self.app.settings
-        url = self.app.form.resolved_url() or ""
-        fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
-        thinking = thinking_budget(fmt, int(s["thinking"]), continuing=partial is not None)
-        messages: list[Any] = list(history)
-        if partial is not None:
-            messages = get_provider(fmt).continue_messages(history, partial)
-        elif thinking and answer.parent:  # earlier answers' reasoning, for Anthropic's rule
-            messages = conv.turns(answer.parent)
-        body = build_body(fmt, messages, model=s["model"], system=s["system"], thinking=thinking)
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        headers.update(parse_header_lines(s["headers"]))
+        url, headers, body, fmt = self.request(conv, history, answer.parent, partial)
         turn.session.body_format = fmt
         el.dataset.url = url
-        turn.call.post(url, headers, json.dumps(body), self._timeouts())
+        turn.call.post(url, headers, body, self._timeouts())
         self.app.chats.save(conv)
         self.app.update_stop()
         self.app.start_ticker()
@@ -117,6 +109,52 @@ class Answers:
             self.app.view.refresh(conv)
         self.app.after_render()
         return el
+
+    def request(
+        self,
+        conv: Conversation,
+        history: list[tuple[str, str]],
+        parent: str | None,
+        partial: str | None = None,
+    ) -> tuple[str, dict[str, str], str, str]:
+        """What goes out for an answer to ``history`` (its user message ``parent``): the
+        URL, headers, JSON body and the format it is written in."""
+        s = self.app.settings
+        url = self.app.form.resolved_url() or ""
+        fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
+        thinking = thinking_budget(fmt, int(s["thinking"]), continuing=partial is not None)
+        messages: list[Any] = list(history)
+        if partial is not None:
+            messages = get_provider(fmt).continue_messages(history, partial)
+        elif thinking and parent:  # earlier answers' reasoning, for Anthropic's rule
+            messages = conv.turns(parent)
+        body = build_body(fmt, messages, model=s["model"], system=s["system"], thinking=thinking)
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        headers.update(parse_header_lines(s["headers"]))
+        return url, headers, json.dumps(body), fmt
+
+    def next_request(self) -> dict[str, Any] | None:
+        """The request a message sent next into the open chat would make, with ``MARKER`` for
+        its text (``web/app.js`` keeps it for the next visit: a message sent while that page
+        starts goes out at once, before Python is up, and is adopted when it is: the same
+        bytes Python would send). None when there is none to make (no relay, an answer
+        streaming, reasoning sent back: their body is not a text away from the template)."""
+        conv = self.app.conv
+        if self.app.setup_problem() or self.current is not None:
+            return None
+        last = conv.path()[-1] if conv.messages else None
+        history = [*(conv.history(last.id) if last else []), ("user", MARKER)]
+        url, headers, body, _ = self.request(conv, history, None)
+        if json.dumps(MARKER)[1:-1] not in body or (last is not None and last.role != "assistant"):
+            return None
+        return {
+            "url": url,
+            "headers": headers,
+            "body": body,
+            "marker": json.dumps(MARKER)[1:-1],  # as it is written in the body
+            "chat": conv.id,
+            "timeouts": list(self._timeouts().ms()),
+        }
 
     def _new_turn(
         self,
@@ -182,6 +220,7 @@ class Answers:
             return
         self.app.update_stop()
         self.app.view.refresh(conv)
+        self.app.remember_next()
         if self.queue:
             text, bubble = self.queue.pop(0)
             msg = conv.add_user(text)

@@ -28,7 +28,7 @@ from ..page.extras_view import attr
 from ..page.request import check_relay_url
 from ..view import Document, Element, Event
 from .actions import Actions
-from .answers import Answers
+from .answers import NEXT_KEY, Answers
 from .chats import ChatList
 from .inspector_panel import InspectorPanel
 from .log_view import LogView
@@ -82,6 +82,7 @@ class App:
         self.conv: Conversation = self.chats.new_conversation()
         self._ticker: asyncio.TimerHandle | None = None
         self._ticks = 0
+        self._next_kept = "-"  # the next request's template as last kept (never yet)
         self._bind()
         self.form.bind()
         self.chats.bind()
@@ -264,6 +265,7 @@ class App:
         self.view.show(conv)
         self.chats.set_current(conv)
         self.update_stop()
+        self.remember_next()
         if conv.id not in self.answers.recordings:
             spawn(self.answers.load_recordings(conv.id))
 
@@ -287,6 +289,15 @@ class App:
         self.inspector.close()
         self.show_chat(self.chats.new_conversation())
         self.prompt.focus()
+
+    def remember_next(self) -> None:
+        """Keep for the next visit the request a message sent next would make (see
+        ``Answers.next_request``), or none; only written when it changed."""
+        found = self.answers.next_request() if self.ready or self.conv.messages else None
+        text = json.dumps(found) if found else ""
+        if text != self._next_kept:
+            self._next_kept = text
+            self.doc.ops.add(["store", NEXT_KEY, text])
 
     def update_stop(self) -> None:
         streaming = self.current is not None

@@ -89,6 +89,7 @@ class SettingsForm:
         self.apply_theme()
         if (self.settings["relay"], self.settings["format"]) != before:
             self.probe_format()
+        self.app.remember_next()
 
     def save(self) -> None:
         """Kept for the next visit (storage may be disabled: they still apply to this page)."""

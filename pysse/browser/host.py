@@ -102,8 +102,17 @@ class PageHost:
         self.app.inspector.bind()
         rescued = [(str(m), str(t)) for m, t in page.get("rescued") or []]
         early = [str(t) for t in page.get("early") or []]
-        spawn(self.app.boot(early, rescued, str(page.get("notice") or "")))
+        spawn(self._boot(self.app, early, rescued, str(page.get("notice") or "")))
         self._flush()
+
+    @staticmethod
+    async def _boot(
+        app: App, early: list[str], rescued: list[tuple[str, str]], notice: str
+    ) -> None:
+        """The app's boot; then the requests sent while Python started that no message
+        adopted are dropped (their message went out with other bytes)."""
+        await app.boot(early, rescued, notice)
+        BridgeNet.drop_early()
 
     def _frame(self, msg: dict[str, Any]) -> None:
         self._awaiting = False

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import js
 from pyodide.ffi import create_proxy
 
 from ..page.net import NetHandle, Probe, Sink, Timeouts
@@ -66,14 +67,44 @@ class JsSink:
 
 
 class BridgeNet:
-    """``Net`` over ``bridge.js`` (the page's, or pysse's own copy: ``get_bridge``)."""
+    """``Net`` over ``bridge.js`` (the page's, or pysse's own copy: ``get_bridge``).
+
+    A request made while Python started (``web/worker.js``'s ``pysseEarly``: a message sent
+    during boot goes out at once) is adopted by the first ``start`` with the very same URL
+    and body: its facts so far are replayed into the sink, the rest go there as they come.
+    Nothing is sent twice; an early request nobody adopts is aborted (``drop_early``)."""
 
     def start(
         self, url: str, headers: Mapping[str, str], body: str, sink: Sink, t: Timeouts
     ) -> NetHandle:
         proxy = create_proxy(JsSink(sink))
+        early = self._early(url, body)
+        if early is not None:
+            early.adopted = True
+            early.sink.adopt(proxy)
+            adopted: NetHandle = early.handle
+            return adopted
         handle: NetHandle = get_bridge().start(url, js_obj(dict(headers)), body, proxy, *t.ms())
         return handle
+
+    @staticmethod
+    def _early(url: str, body: str) -> Any:
+        for entry in getattr(js, "pysseEarly", None) or []:
+            if not entry.adopted and str(entry.url) == url and str(entry.body) == body:
+                return entry
+        return None
+
+    @staticmethod
+    def drop_early() -> int:
+        """Abort the early requests no answer adopted (their message went out another way:
+        the page would have sent other bytes). Returns how many."""
+        dropped = 0
+        for entry in getattr(js, "pysseEarly", None) or []:
+            if not entry.adopted:
+                entry.adopted = True
+                entry.handle.abort()
+                dropped += 1
+        return dropped
 
     def reattach(
         self,

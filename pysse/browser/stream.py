@@ -29,7 +29,15 @@ from pyodide.ffi import create_proxy
 from ..errors import PysseError
 from ..events import ChatEvent
 from ..page.answer import AnswerSession
-from ..page.call import CallListener, ChatCall, ChatResult, Timeouts, body_json, safely
+from ..page.call import (
+    REPORT,
+    CallListener,
+    ChatCall,
+    ChatResult,
+    Timeouts,
+    body_json,
+    safely,
+)
 from ..providers import FORMATS, Format
 from ..render.update import Update
 from .follow import Follow, is_element, scroller_of
@@ -46,6 +54,7 @@ __all__ = [
 ]
 
 DEFAULT_HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
+REPORT[0] = lambda message: js.console.error(message)  # a failing callback, in the console
 _RUNNING: list[ChatCall] = []  # calls streaming into an element, to refuse a second one
 
 

@@ -371,15 +371,24 @@ class ChatCall(AnswerListener):
         }
 
 
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+# Where a failing callback is reported: stderr, and in the browser the console's errors
+# (``pysse.browser`` sets it: a registry filled from above).
+REPORT: list[Callable[[str], object]] = [_to_stderr]
+
+
 def safely(hook: str, fn: Callable[[Any], object], arg: Any) -> None:
-    """Call the embedder's ``fn`` for ``hook``: an exception is logged to the console, never
+    """Call the embedder's ``fn`` for ``hook``: an exception is logged (``REPORT``), never
     the end of the answer (raised from the final render, it kept ``await call`` from ever
     returning)."""
     try:
         fn(arg)
     except Exception as exc:
         name = getattr(fn, "__name__", repr(fn))
-        print(f"pysse: stream_chat's {hook} callback {name} raised {exc!r}", file=sys.stderr)
+        REPORT[0](f"pysse: stream_chat's {hook} callback {name} raised {exc!r}")
 
 
 def body_json(body: object) -> str:

@@ -19,6 +19,7 @@ class Element(Protocol):
     def setAttribute(self, name: str, value: object) -> None: ...
     def _op(self, name: str, *args: Any) -> None: ...
 
+
 _CAMEL = re.compile(r"[A-Z]")
 
 

@@ -1,0 +1,114 @@
+"""The service worker (web/sw.js): a repeat visit boots with no network for the runtime, the
+page opens offline with its stored chats and says that sending needs the network, and a new
+build is never served stale: the page says when an update is ready, and takes it on reload."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import READY_MS, Page, stored_answers, wait_stored
+from pysse.server.app import create_app
+from support import LiveServer
+
+pytestmark = pytest.mark.browser
+
+CONTROLLED = "() => navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)"
+
+
+@pytest.fixture
+def own_site(site: Path, tmp_path: Path) -> Iterator[tuple[LiveServer, Path]]:
+    """The built site under a server of its own, its sw.js a file of its own (a deploy can
+    change it); everything else linked."""
+    root = tmp_path / "site"
+    root.mkdir()
+    for item in site.iterdir():
+        if item.name.startswith("sw.js"):
+            (root / item.name).write_bytes(item.read_bytes())
+        else:
+            (root / item.name).symlink_to(item.resolve())
+    with LiveServer(create_app(root)) as live:
+        yield live, root
+
+
+def visit(browser: Any, base: str) -> Page:
+    p = Page(browser, base, service_workers="allow")
+    p.open()
+    return p
+
+
+def controlled(p: Page) -> None:
+    """The service worker controls the page (it was installed by the visit before)."""
+    p.page.reload()
+    p.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
+    assert p.page.evaluate(CONTROLLED)
+
+
+def test_a_repeat_visit_needs_no_network_and_the_page_opens_offline(
+    browser: Any, own_site: tuple[LiveServer, Path]
+) -> None:
+    live, _ = own_site
+    p = visit(browser, live.url)
+    try:
+        p.send("/demo echo kept for later")
+        p.wait_done()
+        wait_stored(p.page, lambda s: len(stored_answers(s)) == 1)
+        controlled(p)
+        runtime: list[tuple[str, bool]] = []
+        p.page.on(
+            "response",
+            lambda r: (
+                runtime.append((r.url, r.from_service_worker))
+                if "/boot/" in r.url or "/pyodide/" in r.url
+                else None
+            ),
+        )
+        p.ctx.set_offline(True)
+        page = p.reload()
+        assert runtime and all(from_sw for _, from_sw in runtime), runtime  # no network
+        assert page.is_visible("[data-role=offline]")
+        assert "sending needs the network" in page.inner_text("[data-role=offline]")
+        page.click("[data-role=chat-open] >> text=/demo echo kept for later")
+        page.wait_for_selector("[data-role=assistant][data-text='kept for later']")
+        p.send("/demo echo while offline")
+        msg = p.wait_done()
+        assert msg.get_attribute("data-state") == "error"  # said, not lost
+        assert "relay" in msg.query_selector(".status").inner_text().lower()
+        p.ctx.set_offline(False)
+        page.evaluate("() => window.dispatchEvent(new Event('online'))")
+        assert page.is_hidden("[data-role=offline]")
+    finally:
+        p.close()
+
+
+def test_a_new_build_is_offered_then_taken_on_reload(
+    browser: Any, own_site: tuple[LiveServer, Path]
+) -> None:
+    live, root = own_site
+    p = visit(browser, live.url)
+    try:
+        controlled(p)
+        old = p.page.evaluate("() => navigator.serviceWorker.controller.scriptURL")
+        sw = root / "sw.js"
+        text = sw.read_text()
+        build = json.loads(text.split("const BUILD = ", 1)[1].split(";", 1)[0])
+        sw.write_text(text.replace(json.dumps(build), json.dumps("next-" + build), 1))
+        for name in ("sw.js.br", "sw.js.gz"):
+            (root / name).unlink(missing_ok=True)  # (the server would send the old one)
+        p.page.evaluate("() => navigator.serviceWorker.ready.then((r) => r.update())")
+        p.page.wait_for_selector("[data-role=update]:not([hidden])", timeout=60_000)
+        assert "A new version of this page is ready" in p.page.inner_text("[data-role=update]")
+        with p.page.expect_navigation():
+            p.page.click("[data-role=update-reload]")
+        p.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
+        assert p.page.evaluate("() => navigator.serviceWorker.controller.scriptURL") == old
+        got = p.page.evaluate(
+            "() => caches.keys().then((k) => k.filter((n) => n.startsWith('pysse-shell-')))"
+        )
+        assert got == ["pysse-shell-next-" + build]  # the old build's files went
+    finally:
+        p.close()

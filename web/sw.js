@@ -1,0 +1,87 @@
+// The page's service worker: repeat visits take the runtime (Pyodide, the snapshot, the zips,
+// the lazy bundles) from its cache, with no network, and the page opens offline with its
+// stored chats. Never a stale page after a deploy: the runtime's files are content-addressed
+// (a new build's are new URLs), and the page's own files come from the network first, from
+// the cache only when the network fails. A new build's service worker waits until the page
+// says to take over ("A new version is ready": web/app.js).
+//
+// build.py writes the three lists below (this build's files); everything else (the relay,
+// other origins, POSTs) passes through untouched.
+const BUILD = "dev"; // build.py: a hash of this build
+const SHELL = []; // build.py: the page's own files ("" is index.html)
+const RUNTIME = []; // build.py: what the page boots from, on the path it takes first
+const KEEP = []; // build.py: every content-addressed file of this build (lazy ones too)
+const IMMUTABLE = ["boot/", "pyodide/"]; // content-addressed: never change
+
+const SHELL_CACHE = `pysse-shell-${BUILD}`;
+const RUNTIME_CACHE = "pysse-runtime";
+const scope = new URL(self.registration.scope);
+const local = (url) => url.origin === scope.origin && url.pathname.startsWith(scope.pathname);
+const rel = (url) => url.pathname.slice(scope.pathname.length);
+
+self.addEventListener("install", (event) => {
+  event.waitUntil((async () => {
+    const shell = await caches.open(SHELL_CACHE);
+    await shell.addAll(SHELL.map((p) => new Request(p, { cache: "no-cache" })));
+    // The runtime is in the HTTP cache after the visit that installs this: no new download.
+    const runtime = await caches.open(RUNTIME_CACHE);
+    const have = new Set((await runtime.keys()).map((r) => r.url));
+    await Promise.all(RUNTIME.filter((p) => !have.has(new URL(p, scope).href)).map(async (p) => {
+      const resp = await fetch(p);
+      if (resp.ok) await runtime.put(p, resp);
+    }));
+  })());
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil((async () => {
+    for (const name of await caches.keys()) {
+      if (name.startsWith("pysse-shell-") && name !== SHELL_CACHE) await caches.delete(name);
+    }
+    // Older builds' files (content-addressed paths this build does not list) go.
+    const keep = new Set(KEEP.map((p) => new URL(p, scope).href));
+    const runtime = await caches.open(RUNTIME_CACHE);
+    for (const req of await runtime.keys()) {
+      if (!keep.has(req.url)) await runtime.delete(req);
+    }
+    await self.clients.claim();
+  })());
+});
+
+self.addEventListener("message", (event) => {
+  if (event.data && event.data.t === "take-over") self.skipWaiting();
+});
+
+// Content-addressed files: the cache, else the network (and kept).
+async function immutable(request) {
+  const cache = await caches.open(RUNTIME_CACHE);
+  const hit = await cache.match(request);
+  if (hit) return hit;
+  const resp = await fetch(request);
+  if (resp.ok && resp.status === 200) await cache.put(request, resp.clone());
+  return resp;
+}
+
+// The page's own files: the network (and kept), else the cache (offline).
+async function shell(request) {
+  const cache = await caches.open(SHELL_CACHE);
+  try {
+    const resp = await fetch(request, { cache: "no-cache" });
+    if (resp.ok) await cache.put(request, resp.clone());
+    return resp;
+  } catch (e) {
+    const hit = await cache.match(request, { ignoreSearch: true });
+    if (hit) return hit;
+    throw e;
+  }
+}
+
+self.addEventListener("fetch", (event) => {
+  const req = event.request;
+  if (req.method !== "GET") return;
+  const url = new URL(req.url);
+  if (!local(url)) return;
+  const path = rel(url);
+  if (IMMUTABLE.some((p) => path.startsWith(p))) event.respondWith(immutable(req));
+  else if (SHELL.includes(path)) event.respondWith(shell(req));
+});
