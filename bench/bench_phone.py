@@ -77,6 +77,8 @@ def stream_scripts() -> dict[str, Script]:
         "/demo long": demo.plan(FMT, "/demo long"),
         "/demo table": demo.plan(FMT, "/demo table"),
         "/demo code": demo.plan(FMT, "/demo code"),
+        "/demo think": demo.plan(FMT, "/demo think"),
+        "/demo tools": demo.plan(FMT, "/demo tools"),
         "mixed 56 KB, 24 chars / 16 ms": mixed.chunked("event").paced(0.016),
         "firehose: the same in 4 chunks": mixed.chunked(len(mixed.body) // 4 + 1).paced(0.05),
     }

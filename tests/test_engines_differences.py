@@ -59,7 +59,10 @@ def test_what_each_engine_has_and_that_aborts_keep_their_reason(open_chat: Any) 
 def test_without_scheduler_idle_callbacks_or_indexeddb_the_page_works(open_chat: Any) -> None:
     # Safari has neither scheduler.yield nor requestIdleCallback; private modes may refuse
     # IndexedDB. Boot, answer, copy and the notice about storage, in every engine.
-    chat = open_chat(without=("scheduler", "requestIdleCallback", "indexedDB"))
+    # (taken from the page's window: where its Python runs there, the main-thread mode)
+    chat = open_chat(
+        without=("scheduler", "requestIdleCallback", "indexedDB"), path="/?thread=main"
+    )
     assert chat.page.evaluate("() => [typeof scheduler, typeof requestIdleCallback]") == [
         "undefined",
         "undefined",

@@ -55,7 +55,7 @@ self.addEventListener("message", (event) => {
 // Content-addressed files: the cache, else the network (and kept).
 async function immutable(request) {
   const cache = await caches.open(RUNTIME_CACHE);
-  const hit = await cache.match(request);
+  const hit = await cache.match(request, { ignoreVary: true });
   if (hit) return hit;
   const resp = await fetch(request);
   if (resp.ok && resp.status === 200) await cache.put(request, resp.clone());
@@ -66,11 +66,14 @@ async function immutable(request) {
 async function shell(request) {
   const cache = await caches.open(SHELL_CACHE);
   try {
-    const resp = await fetch(request, { cache: "no-cache" });
-    if (resp.ok) await cache.put(request, resp.clone());
+    // (a fresh request for the URL: a navigation's own cannot take options)
+    const resp = await fetch(request.url, { cache: "no-cache", credentials: "same-origin" });
+    if (resp.ok) await cache.put(request.url, resp.clone());
     return resp;
   } catch (e) {
-    const hit = await cache.match(request, { ignoreSearch: true });
+    const options = { ignoreSearch: true, ignoreVary: true };
+    const hit = (await cache.match(request, options))
+      || (request.mode === "navigate" && await cache.match(new URL("./", scope).href, options));
     if (hit) return hit;
     throw e;
   }
