@@ -85,6 +85,12 @@ ALLOWED = {
 }
 
 
+# Options a lexer is made with beyond the defaults. Pygments' markdown lexer highlights a
+# nested fence with the lexer its info string names, any of pygments' ~500: that would
+# bypass the allow-list (```` ```zeek ```` inside a ``markdown`` fence froze the page).
+OPTIONS: dict[str, dict[str, Any]] = {"markdown": {"handlecodeblocks": False}}
+
+
 def lexer_for(info: str) -> Any | None:
     """The pygments lexer for a fence's info string, if its language is allowed."""
     word = info.split()[0].lower() if info.split() else ""
@@ -97,7 +103,7 @@ def lexer_for(info: str) -> Any | None:
     except ImportError:  # pragma: no cover - pygments is an optional dependency
         return None
     try:
-        return get_lexer_by_name(alias, stripnl=False, ensurenl=False)
+        return get_lexer_by_name(alias, stripnl=False, ensurenl=False, **OPTIONS.get(alias, {}))
     except ClassNotFound:  # pragma: no cover - every alias above exists in pygments 2.21
         return None
 
