@@ -35,7 +35,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from buildtools.assets import BootAssets
+from buildtools.assets import LAZY_ROOT, BootAssets
 from buildtools.assets import build as boot_assets
 from buildtools.compress import compress_site, link_or_copy
 from buildtools.examples import EXAMPLES, write_examples
@@ -524,6 +524,7 @@ def boot_manifest(site: Path, pyodide: Path, boot: BootAssets) -> dict[str, obje
         "zipPaths": [z.fs_path for z in boot.zips],
         "plain": {"stdlib": entry(boot.stdlib), "zips": [entry(z.file) for z in boot.zips]},
         "snapshot": None,
+        "lazy": lazy_manifest(site, boot),
     }
     snap = boot.snapshot
     if snap is not None:
@@ -535,6 +536,24 @@ def boot_manifest(site: Path, pyodide: Path, boot: BootAssets) -> dict[str, obje
             "zips": [entry(z.file) for z in snap.zips],
         }
     return manifest
+
+
+def lazy_manifest(site: Path, boot: BootAssets) -> dict[str, object]:
+    """The lazy resources (``pysse.render.lazy``): for each, the zips to fetch and extract
+    into ``root`` (a directory on ``sys.path``) and the boot packages whose ``__path__`` must
+    also reach into it; ``pysse.browser.lazy_assets`` installs them. A resource that is
+    not listed is in the boot set."""
+
+    def entry(src: Path) -> dict[str, object]:
+        return {"url": place(site, src), "bytes": src.stat().st_size}
+
+    return {
+        "root": LAZY_ROOT,
+        "resources": {
+            key: {"files": [entry(b.file)], "packages": list(b.packages)}
+            for key, b in sorted(boot.lazy.items())
+        },
+    }
 
 
 def head_links(manifest: dict[str, object]) -> list[str]:
@@ -572,7 +591,10 @@ def build_site(
     pyodide = fetch_pyodide()
     libs = fetch_browser_wheels()
     app = browser_wheel(build_pysse_wheel())
-    boot = boot_assets(CACHE, pyodide, libs, app, shutil.which("node"), log, snapshot)
+    from pysse.render.highlight import ALLOWED
+
+    node = shutil.which("node")
+    boot = boot_assets(CACHE, pyodide, libs, app, node, log, snapshot, ALLOWED.values())
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(ROOT / "web", tmp)

@@ -3,9 +3,11 @@ there were two copies: ``tests/test_pyodide.py`` and ``bench/bench_markdown.py``
 
     run_with_wheels(code, payload, pyodide_dir, wheels)   the wheels loaded as packages
     run_as_page(code, payload, site, "plain" | "snapshot")  booted the way the page boots
+    run_as_page(..., lazy=True)   and with every lazy bundle installed (as if all arrived)
 
 ``code`` sees ``INPUT`` (the payload, a string) and leaves a string as its value (the last
-expression): what the call returns. Code and payload travel in files, not on the command
+expression): what the call returns. Page code may ``await`` at its top level (it runs with
+``runPythonAsync``; ``js.fetch`` is Node's). Code and payload travel in files, not on the command
 line (a payload of fixtures is larger than one argument may be). A failure is a
 ``PyodideRunError`` with the end of Node's stderr.
 """
@@ -38,13 +40,13 @@ const { pathToFileURL } = require("url");
 
 # The page's boot (web/boot.js), in Node: the site's manifest (index.html), its zips written
 # where the page writes them, and for the snapshot the page's own fitHeap and undoDelta.
-# argv: the site, "plain" or "snapshot", the code's file, the payload's file.
+# argv: the site, "plain" or "snapshot", "lazy" or "", the code's file, the payload's file.
 _AS_PAGE = r"""
 const fs = require("fs");
 const path = require("path");
 const { pathToFileURL } = require("url");
 (async () => {
-  const [site, how, codePath, inputPath] = process.argv.slice(2);
+  const [site, how, lazy, codePath, inputPath] = process.argv.slice(2);
   const html = fs.readFileSync(path.join(site, "index.html"), "utf8");
   const m = JSON.parse(html.match(/id="pysse-boot">(.*?)<\/script>/)[1].replaceAll("<\\/", "</"));
   const run = how === "snapshot" ? m.snapshot : m.plain;
@@ -74,8 +76,20 @@ const { pathToFileURL } = require("url");
   } else {
     py.runPython(`import sys; sys.path[0:0] = ${JSON.stringify(m.zipPaths)}`);
   }
+  if (lazy) {  // every bundle installed the page's way (pysse.browser.lazy_assets.install)
+    const bundles = Object.values(m.lazy.resources).flatMap((r, i) => r.files.map((f, j) => {
+      const where = `/tmp/lazy-${i}-${j}.zip`;
+      py.FS.writeFile(where, read(f.url));
+      return [where, r.packages];
+    }));
+    py.globals.set("BUNDLES", py.toPy(bundles));
+    py.globals.set("LAZY_ROOT", m.lazy.root);
+    py.runPython(`from pysse.browser.lazy_assets import install
+for where, packages in BUNDLES:
+    install(LAZY_ROOT, open(where, "rb").read(), packages)`);
+  }
   py.globals.set("INPUT", fs.readFileSync(inputPath, "utf8"));
-  process.stdout.write(py.runPython(fs.readFileSync(codePath, "utf8")));
+  process.stdout.write(await py.runPythonAsync(fs.readFileSync(codePath, "utf8")));
 })().catch((e) => { console.error(e); process.exit(1); });
 """
 
@@ -97,10 +111,12 @@ def run_as_page(
     site: Path,
     how: Literal["plain", "snapshot"],
     timeout: float = 600,
+    lazy: bool = False,
 ) -> str:
     """``code`` in Pyodide booted as the built ``site`` boots it: from its .pyc zips
-    (``plain``) or restored from its memory snapshot (``snapshot``)."""
-    return _run(_AS_PAGE, [str(site), how], code, payload, timeout)
+    (``plain``) or restored from its memory snapshot (``snapshot``); with ``lazy``, every
+    lazy bundle is installed first, as if each had arrived."""
+    return _run(_AS_PAGE, [str(site), how, "lazy" if lazy else ""], code, payload, timeout)
 
 
 def _run(script: str, args: list[str], code: str, payload: str, timeout: float) -> str:
