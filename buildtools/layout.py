@@ -3,7 +3,9 @@ the page boots from and the lazy bundles, laid out from ``trace_imports.py``'s f
 
 * **Boot zips** (``python_stdlib.zip``, ``pysse-lib.zip``, ``pysse-app.zip``): the modules the
   page imports at boot and the read pass's margin, nothing else: no ``email``, no ``http``,
-  no ``unittest``, no lexer outside the boot languages, no latex2mathml.
+  no ``unittest``, no lexer outside the boot languages, no latex2mathml, and not the modules
+  the interpreter imports from its frozen copies (``os``, ``codecs``, ``importlib._bootstrap``
+  ...: in a zip they were never read).
 * **Lazy bundles**, one zip a resource (``lexer:ALIAS``, ``math:latex2mathml``): the modules
   its run and read passes added to the boot set, with the data files of its packages
   (latex2mathml's symbol table, which it opens by path: the page extracts bundles to real
@@ -21,6 +23,7 @@ the page boots from and the lazy bundles, laid out from ``trace_imports.py``'s f
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -31,6 +34,10 @@ EPOCH = (2020, 1, 1, 0, 0, 0)
 # Files of a package directory that are not read at run time.
 NOT_DATA = (".py", ".pyi", ".pyc", "py.typed", ".md", ".rst", ".yaml", ".ini", ".bat", ".cfg")
 NOT_DATA_NAMES = ("LICENSE", "README", "fetch_macholib")
+# Packages whose bytecode leaves docstrings out (``strip_docstrings``): pysse's own, which
+# never reads ``__doc__`` but in its command line (``__main__.py``, kept whole; never run by
+# the page): 15% of its zip on the wire, as it documents itself in docstrings.
+STRIPPED = ("pysse/",)
 STDLIB_NAME = "python_stdlib.zip"
 LIB_NAME = "pysse-lib.zip"
 APP_NAME = "pysse-app.zip"
@@ -43,11 +50,34 @@ def _is_data(entry: str) -> bool:
     )
 
 
-def pyc(source: bytes, filename: str) -> bytes:
-    """``source`` compiled by this interpreter, as an unchecked-hash ``.pyc`` (docstrings
-    and asserts kept: ``optimize=2`` would save ~14% on the wire, and change behaviour)."""
-    code = compile(source, filename, "exec", dont_inherit=True)
+def pyc(source: bytes, filename: str, strip: bool = False) -> bytes:
+    """``source`` compiled by this interpreter, as an unchecked-hash ``.pyc``; with ``strip``,
+    without its module's and functions' docstrings (``strip_docstrings``)."""
+    tree: object = source
+    if strip:
+        tree = strip_docstrings(ast.parse(source))
+    code = compile(tree, filename, "exec", dont_inherit=True)  # type: ignore[call-overload]
     return bytes(_code_to_hash_pyc(code, importlib.util.source_hash(source), checked=False))
+
+
+def strip_docstrings(tree: ast.Module) -> ast.Module:
+    """The module's and its functions' docstrings removed (their ``__doc__`` is then None),
+    every other line where it was (tracebacks are unchanged). Only for code known never to
+    read ``__doc__`` (``STRIPPED``: pysse, checked by tests/test_build.py): ``optimize=2``
+    would also drop asserts and every docstring (~14% less on the wire, another program).
+    Class docstrings stay: a dataclass without one computes its signature at import."""
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = node.body
+        first = body[0] if body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            if len(body) > 1 or isinstance(node, ast.Module):
+                del body[0]  # (a ``pass`` would come before ``from __future__``)
+            else:
+                body[0] = ast.Pass(lineno=value.lineno, col_offset=value.col_offset)
+    return tree
 
 
 class Writer:
@@ -60,11 +90,16 @@ class Writer:
 
     def add_module(self, entry: str, source: bytes, form: str) -> None:
         if form == "pyc":
+            filename = f"{self.fs_path}/{entry}"
             try:
-                self.entries[entry + "c"] = pyc(source, f"{self.fs_path}/{entry}")
-                return
+                code = pyc(source, filename)
             except SyntaxError:  # kept as it is: importing it fails as it would anyway
-                pass
+                self.entries[entry] = source
+                return
+            if entry.startswith(STRIPPED) and not entry.endswith("__main__.py"):
+                code = pyc(source, filename, strip=True)
+            self.entries[entry + "c"] = code
+            return
         self.entries[entry] = source
 
     def close(self) -> int:
@@ -92,12 +127,13 @@ def layout(
     zips = [zipfile.ZipFile(a) for a in archives]
     boot_run = set(facts["boot_run"])
     boot = boot_run | set(facts["boot_read"])
+    frozen = set(facts["frozen"])  # imported from the interpreter's frozen copies
 
     def target(index: int) -> str:
         return STDLIB_NAME if index == stdlib else APP_NAME if index == app_archive else LIB_NAME
 
     writers = {n: Writer(os.path.join(out_dir, n), fs_paths[n]) for n in fs_paths}
-    for name in sorted(boot):
+    for name in sorted(boot - frozen):
         index, entry, _ = modules[name]
         form = forms["boot"] if name in boot_run else forms["margin"]
         writers[target(index)].add_module(entry, zips[index].read(entry), form)

@@ -220,6 +220,21 @@ TEX_SAMPLES = (
 )
 
 
+def frozen() -> set[str]:
+    """Modules this interpreter imports from its frozen copies (``os``, ``codecs``, the
+    import system...) whatever the stdlib zip holds: the zips need not carry them."""
+    import _imp
+
+    loaded = {
+        name
+        for name, module in sys.modules.items()
+        if getattr(getattr(module, "__spec__", None), "origin", None) == "frozen"
+    }
+    if "os" not in loaded:  # frozen modules are off (-X frozen_modules=off): zips serve all
+        return set()
+    return loaded | set(_imp._frozen_module_names())  # type: ignore[attr-defined]
+
+
 def exercise(work: Callable[[], object]) -> set[str]:
     """The modules ``work()`` imports, dropped from ``sys.modules`` again (with the caches
     that remember them), so that the next resource imports its own from scratch."""
@@ -282,6 +297,7 @@ def run(
         }
     return json.dumps(
         {
+            "frozen": sorted(frozen() & set(known)),
             "boot_run": sorted(m for m in boot_run if m in known),
             "boot_read": sorted(boot_read - boot_run),
             "resources": resources,

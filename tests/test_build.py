@@ -129,6 +129,27 @@ def test_zips_hold_what_the_page_can_import_and_the_lazy_ones_leave_the_snapshot
     assert "asyncio/__init__.pyc" not in lazy and "_strptime.py" in lazy and lazy < stdlib
 
 
+def test_pysse_never_reads_docstrings_which_its_bytecode_leaves_out() -> None:
+    # buildtools/layout.py strips module and function docstrings from pysse's bytecode: fine
+    # only while nothing in pysse reads a __doc__ (or asks inspect/pydoc for one).
+    import ast
+
+    from buildtools.layout import STRIPPED
+
+    assert STRIPPED == ("pysse/",)
+    root = Path(__file__).resolve().parents[1] / "pysse"
+    readers = []
+    for path in root.rglob("*.py"):
+        if path.name == "__main__.py":  # the command line: kept whole (layout.py)
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr in ("__doc__", "getdoc")) or (
+                isinstance(node, ast.Name) and node.id in ("__doc__", "getdoc", "pydoc")
+            ):
+                readers.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert readers == []
+
+
 def test_each_lazy_resource_is_a_bundle_of_what_it_adds(site: Path) -> None:
     from pysse.render.highlight import ALLOWED
 
