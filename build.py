@@ -815,6 +815,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.baseline:
             env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
         run([sys.executable, "-m", "bench.bench_phone"], cwd=ROOT, env=env)
+    if args.only in (None, "network"):  # issue #33: a first visit on a phone's network
+        sites = {  # brotli 11: what is deployed
+            "snapshot": build_site(best=True),
+            "plain": build_site(BUILD / "site-plain", best=True, snapshot=False),
+        }
+        if args.baseline:
+            sites["baseline snapshot"] = baseline_site(args.baseline, best=True)
+            sites["baseline plain"] = baseline_site(args.baseline, best=True, snapshot=False)
+        listed = json.dumps({name: str(path) for name, path in sites.items()})
+        net_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_NETWORK_SITES=listed)
+        run([sys.executable, "-m", "bench.bench_network"], cwd=ROOT, env=net_env)
     if args.only in (None, "worker"):  # issue #28 lever 4: Python in a Web Worker or not
         examples = build_examples(BUILD / "examples")
         worker_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_EXAMPLES=str(examples))
@@ -822,11 +833,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def baseline_site(ref: str) -> Path:
+def baseline_site(ref: str, best: bool = False, snapshot: bool = True) -> Path:
     """The site as git revision ``ref`` builds it (for a benchmark's side-by-side baseline):
     its files from ``git archive``, built by its own build.py (``build_site``, as the tests
-    build) with this venv and this cache (both keyed by content hashes), kept in build/ per
-    commit."""
+    build; ``best``: brotli 11, as deployed; ``snapshot=False``: ``--no-snapshot``) with
+    this venv and this cache (both keyed by content hashes), kept in build/ per commit."""
     sha = subprocess.run(
         ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],
         cwd=ROOT,
@@ -834,7 +845,7 @@ def baseline_site(ref: str) -> Path:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    out = BUILD / f"baseline-{sha[:12]}"
+    out = BUILD / f"baseline-{sha[:12]}{'-best' if best else ''}{'' if snapshot else '-plain'}"
     if (out / "index.html").exists():
         return out
     src = BUILD / f"baseline-src-{sha[:12]}"
@@ -846,8 +857,12 @@ def baseline_site(ref: str) -> Path:
         tar.extractall(src, filter="data")
     (src / ".cache").symlink_to(CACHE)
     env = dict(os.environ, PYSSE_BUILD_IN_VENV="1")
-    code = "import sys, build; from pathlib import Path; build.build_site(Path(sys.argv[1]))"
-    run([sys.executable, "-c", code, str(out)], cwd=src, env=env)
+    code = (
+        "import sys, build; from pathlib import Path; "
+        "build.build_site(Path(sys.argv[1]), best=sys.argv[2] == '1', snapshot=sys.argv[3] == '1')"
+    )
+    flags = ["1" if best else "0", "1" if snapshot else "0"]
+    run([sys.executable, "-c", code, str(out), *flags], cwd=src, env=env)
     return out
 
 
@@ -926,12 +941,13 @@ def main() -> int:
             "search",
             "phone",
             "worker",
+            "network",
         ],
     )
     b.add_argument(
         "--baseline",
         metavar="REF",
-        help="phone: also measure the site git revision REF builds, side by side",
+        help="phone, network: also measure the site git revision REF builds, side by side",
     )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)

@@ -4,6 +4,7 @@ there were two copies: ``tests/test_pyodide.py`` and ``bench/bench_markdown.py``
     run_with_wheels(code, payload, pyodide_dir, wheels)   the wheels loaded as packages
     run_as_page(code, payload, site, "plain" | "snapshot")  booted the way the page boots
     run_as_page(..., lazy=True)   and with every lazy bundle installed (as if all arrived)
+    run_as_page(..., files={FS_PATH: HOST_PATH})   those files written into Pyodide's FS
 
 ``code`` sees ``INPUT`` (the payload, a string) and leaves a string as its value (the last
 expression): what the call returns. Page code may ``await`` at its top level (it runs with
@@ -18,7 +19,7 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -40,13 +41,14 @@ const { pathToFileURL } = require("url");
 
 # The page's boot (web/boot.js), in Node: the site's manifest (index.html), its zips written
 # where the page writes them, and for the snapshot the page's own fitHeap and undoDelta.
-# argv: the site, "plain" or "snapshot", "lazy" or "", the code's file, the payload's file.
+# argv: the site, "plain" or "snapshot", "lazy" or "", files to write (JSON), the code's file,
+# the payload's file.
 _AS_PAGE = r"""
 const fs = require("fs");
 const path = require("path");
 const { pathToFileURL } = require("url");
 (async () => {
-  const [site, how, lazy, codePath, inputPath] = process.argv.slice(2);
+  const [site, how, lazy, filesJson, codePath, inputPath] = process.argv.slice(2);
   const html = fs.readFileSync(path.join(site, "index.html"), "utf8");
   const m = JSON.parse(html.match(/id="pysse-boot">(.*?)<\/script>/)[1].replaceAll("<\\/", "</"));
   const run = how === "snapshot" ? m.snapshot : m.plain;
@@ -88,6 +90,10 @@ const { pathToFileURL } = require("url");
 for where, packages in BUNDLES:
     install(LAZY_ROOT, open(where, "rb").read(), packages)`);
   }
+  for (const [where, from] of Object.entries(JSON.parse(filesJson))) {
+    py.FS.mkdirTree(path.dirname(where));
+    py.FS.writeFile(where, new Uint8Array(fs.readFileSync(from)));
+  }
   py.globals.set("INPUT", fs.readFileSync(inputPath, "utf8"));
   process.stdout.write(await py.runPythonAsync(fs.readFileSync(codePath, "utf8")));
 })().catch((e) => { console.error(e); process.exit(1); });
@@ -112,11 +118,15 @@ def run_as_page(
     how: Literal["plain", "snapshot"],
     timeout: float = 600,
     lazy: bool = False,
+    files: Mapping[str, Path] | None = None,
 ) -> str:
     """``code`` in Pyodide booted as the built ``site`` boots it: from its .pyc zips
     (``plain``) or restored from its memory snapshot (``snapshot``); with ``lazy``, every
-    lazy bundle is installed first, as if each had arrived."""
-    return _run(_AS_PAGE, [str(site), how, "lazy" if lazy else ""], code, payload, timeout)
+    lazy bundle is installed first, as if each had arrived; ``files`` (Pyodide path -> a
+    file here) are written into its file system."""
+    written = json.dumps({k: str(v) for k, v in (files or {}).items()})
+    args = [str(site), how, "lazy" if lazy else "", written]
+    return _run(_AS_PAGE, args, code, payload, timeout)
 
 
 def _run(script: str, args: list[str], code: str, payload: str, timeout: float) -> str:
