@@ -164,7 +164,8 @@ def lazy_fetch_ms(browser: Any, url: str, files: list[str], conditions: Any) -> 
 
 
 INSTALL = r"""
-import json, time
+import gc, json, time
+gc.freeze()  # as the page does after boot: what boot imported is out of the collector's sight
 from pysse.browser.lazy_assets import install
 from pysse.render.highlight import HighlightJob
 from pysse.render.math import tex_to_html
