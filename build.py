@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import venv
 import zipfile
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Any
 
 from buildtools.assets import LAZY_ROOT, BootAssets
 from buildtools.assets import build as boot_assets
-from buildtools.compress import compress_site, link_or_copy
+from buildtools.compress import compress_site, link_or_copy, upgrade
 from buildtools.examples import EXAMPLES, write_examples
 from buildtools.wheel_index import browser_metadata, vendor_micropip, write_index
 
@@ -695,6 +696,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             raise SystemExit(f"build.py serve: {exc}") from None
     site = build_site()
+    # Served at once at brotli 9; brotli 11 swapped in as it is ready (buildtools/compress.py)
+    threading.Thread(target=upgrade, args=(site, CACHE, log), daemon=True).start()
     app = create_app(site, relay=relay)
     where = f" (relay at /relay -> {relay.upstream}, {relay.format})" if relay else ""
     print(f"\n  pysse chat page: http://{args.host}:{args.port}/{where}\n", flush=True)
