@@ -310,3 +310,26 @@ def test_any_arrival_order_keeps_settled_nodes_and_ends_as_a_one_shot_render(
         assert out.md.lacking <= {r for r in resources if not reg.available(r)}
     finally:
         lazy.REGISTRY = saved
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="$$\\\\()ab1 \t\n\u00a0\u2003²*`_-", max_size=40))
+def test_the_inline_math_test_never_misses_math(text: str) -> None:
+    # waits.INLINE_MATH decides whether a block waits for latex2mathml: it must find every
+    # inline formula markdown-it's rules find (it may find more: a false alarm only waits).
+    from pysse.render.blocks.waits import INLINE_MATH
+    from pysse.render.markdown import make_markdown
+
+    for tok in make_markdown().parse(text):
+        kids = [c.type for c in tok.children or []]
+        if {"math_inline", "math_inline_double"} & set(kids):
+            assert INLINE_MATH.search(tok.content), (text, kids)
+
+
+@pytest.mark.parametrize("text", ["It costs $5 and $10.", "From $5-$10.", "**$750** a month"])
+def test_prices_do_not_fetch_math(reg: lazy.Registry, text: str) -> None:
+    loader = Loader(reg, [MATH])
+    md = StreamingMarkdown()
+    md.feed(text + "\n\nNext.\n")
+    md.end()
+    assert md.update().final and loader.requests == []

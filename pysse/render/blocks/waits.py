@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from markdown_it.common.utils import MD_WHITESPACE
 from markdown_it.token import Token
 
 from .. import lazy
@@ -30,7 +31,13 @@ from .state import Settler
 
 __all__ = ["hold", "hold_text", "needed"]
 
-INLINE_MATH = re.compile(r"\$|\\\(")  # what opens inline math (math.py's inline rules)
+# Where inline math may be (math.py's inline rules), a superset: ``\(``, or a ``$`` whose next
+# ``$`` (the dollar rule takes the nearest one) follows it after a non-space and comes after a
+# non-space, not before a digit (Pandoc's rule: ``$5 and $10`` and ``$5-$10`` stay text, and
+# do not make the page fetch math). Spaces are markdown-it's (``isWhiteSpace``).
+_SPACE = "".join(chr(c) for c in sorted(MD_WHITESPACE)) + "\u2000-\u200a"
+_INK = f"[^{_SPACE}]"
+INLINE_MATH = re.compile(rf"\${_INK}(?:[^$]*{_INK})?\$(?!\d)|\\\(")
 
 
 def needed(toks: Iterable[Token]) -> set[lazy.Resource]:
