@@ -159,3 +159,25 @@ def test_a_bundle_that_cannot_be_fetched_fails_and_the_answer_ends_plain(
     assert "not the" in got["why"]["math:latex2mathml"]  # the size the build wrote
     assert "hl-" not in got["html"] and "<math" not in got["html"]
     assert got["html"].count('class="math-source"') == 2
+
+
+WARM = r"""
+import json, sys
+from pysse.render import lazy
+from pysse.browser.lazy_assets import LazyAssets
+data = json.loads(INPUT)
+assets = LazyAssets(data["lazy"], data["base"])
+assets.declare()
+await assets.fetch(("lexer", "javascript"))
+await assets.fetch(lazy.MATH_RESOURCE)
+from pygments.lexers.javascript import JavascriptLexer
+json.dumps({"compiled": "_tokens" in vars(JavascriptLexer),
+            "symbols": "latex2mathml.symbols_parser" in sys.modules})
+"""
+
+
+def test_a_bundle_arrives_warm(site: Path, server: LiveServer) -> None:
+    # its first use paid on arrival, not when an answer first renders with it
+    lazy_section = manifest(site)["lazy"]
+    got = run(site, WARM, {"lazy": lazy_section, "base": server.url + "/"})
+    assert got == {"compiled": True, "symbols": True}
