@@ -30,14 +30,15 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import venv
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from buildtools.assets import BootAssets
+from buildtools.assets import LAZY_ROOT, BootAssets
 from buildtools.assets import build as boot_assets
-from buildtools.compress import compress_site, link_or_copy
+from buildtools.compress import compress_site, link_or_copy, upgrade
 from buildtools.examples import EXAMPLES, write_examples
 from buildtools.wheel_index import browser_metadata, vendor_micropip, write_index
 from pysse.server.command_line import OneLineParser, port_number  # standard library only
@@ -525,6 +526,7 @@ def boot_manifest(site: Path, pyodide: Path, boot: BootAssets) -> dict[str, obje
         "zipPaths": [z.fs_path for z in boot.zips],
         "plain": {"stdlib": entry(boot.stdlib), "zips": [entry(z.file) for z in boot.zips]},
         "snapshot": None,
+        "lazy": lazy_manifest(site, boot),
     }
     snap = boot.snapshot
     if snap is not None:
@@ -536,6 +538,24 @@ def boot_manifest(site: Path, pyodide: Path, boot: BootAssets) -> dict[str, obje
             "zips": [entry(z.file) for z in snap.zips],
         }
     return manifest
+
+
+def lazy_manifest(site: Path, boot: BootAssets) -> dict[str, object]:
+    """The lazy resources (``pysse.render.lazy``): for each, the zips to fetch and extract
+    into ``root`` (a directory on ``sys.path``) and the boot packages whose ``__path__`` must
+    also reach into it; ``pysse.browser.lazy_assets`` installs them. A resource that is
+    not listed is in the boot set."""
+
+    def entry(src: Path) -> dict[str, object]:
+        return {"url": place(site, src), "bytes": src.stat().st_size}
+
+    return {
+        "root": LAZY_ROOT,
+        "resources": {
+            key: {"files": [entry(b.file)], "packages": list(b.packages)}
+            for key, b in sorted(boot.lazy.items())
+        },
+    }
 
 
 def head_links(manifest: dict[str, object]) -> list[str]:
@@ -574,7 +594,10 @@ def build_site(
     pyodide = fetch_pyodide()
     libs = fetch_browser_wheels()
     app = browser_wheel(build_pysse_wheel())
-    boot = boot_assets(CACHE, pyodide, libs, app, shutil.which("node"), log, snapshot)
+    from pysse.render.highlight import ALLOWED
+
+    node = shutil.which("node")
+    boot = boot_assets(CACHE, pyodide, libs, app, node, log, snapshot, ALLOWED.values())
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(ROOT / "web", tmp)
@@ -728,6 +751,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     start = serve_startup(args)
     site = build_site()
     relay = start.relay
+    # Served at once at brotli 9; brotli 11 swapped in as it is ready (buildtools/compress.py)
+    threading.Thread(target=upgrade, args=(site, CACHE, log), daemon=True).start()
     app = create_app(site, relay=relay, forwarder=start.forwarder)
     where = f" (relay at /relay -> {relay.upstream}, {relay.format})" if relay else ""
     print(f"\n  pysse chat page: http://{args.host}:{args.port}/{where}\n", flush=True)
@@ -855,6 +880,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
             env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
             env.update(PYSSE_BASELINE_REF=args.baseline)  # for the command it prints
         run([sys.executable, "-m", "bench.bench_render"], cwd=ROOT, env=env)
+    if args.only in (None, "network"):  # issue #33: a first visit on a phone's network
+        sites = {  # brotli 11: what is deployed
+            "snapshot": build_site(best=True),
+            "plain": build_site(BUILD / "site-plain", best=True, snapshot=False),
+        }
+        if args.baseline:
+            sites["baseline snapshot"] = baseline_site(args.baseline, best=True)
+            sites["baseline plain"] = baseline_site(args.baseline, best=True, snapshot=False)
+        listed = json.dumps({name: str(path) for name, path in sites.items()})
+        net_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_NETWORK_SITES=listed)
+        run([sys.executable, "-m", "bench.bench_network"], cwd=ROOT, env=net_env)
     if args.only in (None, "worker"):  # issue #28 lever 4: Python in a Web Worker or not
         examples = build_examples(BUILD / "examples")
         worker_env = dict(env, PYSSE_CHROMIUM=find_chromium(), PYSSE_EXAMPLES=str(examples))
@@ -862,11 +898,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def baseline_site(ref: str) -> Path:
+def baseline_site(ref: str, best: bool = False, snapshot: bool = True) -> Path:
     """The site as git revision ``ref`` builds it (for a benchmark's side-by-side baseline):
     its files from ``git archive``, built by its own build.py (``build_site``, as the tests
-    build) with this venv and this cache (both keyed by content hashes), kept in build/ per
-    commit."""
+    build; ``best``: brotli 11, as deployed; ``snapshot=False``: ``--no-snapshot``) with
+    this venv and this cache (both keyed by content hashes), kept in build/ per commit."""
     sha = subprocess.run(
         ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],
         cwd=ROOT,
@@ -874,7 +910,7 @@ def baseline_site(ref: str) -> Path:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    out = BUILD / f"baseline-{sha[:12]}"
+    out = BUILD / f"baseline-{sha[:12]}{'-best' if best else ''}{'' if snapshot else '-plain'}"
     if (out / "index.html").exists():
         return out
     src = BUILD / f"baseline-src-{sha[:12]}"
@@ -886,8 +922,12 @@ def baseline_site(ref: str) -> Path:
         tar.extractall(src, filter="data")
     (src / ".cache").symlink_to(CACHE)
     env = dict(os.environ, PYSSE_BUILD_IN_VENV="1")
-    code = "import sys, build; from pathlib import Path; build.build_site(Path(sys.argv[1]))"
-    run([sys.executable, "-c", code, str(out)], cwd=src, env=env)
+    code = (
+        "import sys, build; from pathlib import Path; "
+        "build.build_site(Path(sys.argv[1]), best=sys.argv[2] == '1', snapshot=sys.argv[3] == '1')"
+    )
+    flags = ["1" if best else "0", "1" if snapshot else "0"]
+    run([sys.executable, "-c", code, str(out), *flags], cwd=src, env=env)
     return out
 
 
@@ -969,12 +1009,13 @@ def parser() -> argparse.ArgumentParser:
             "phone",
             "render",
             "worker",
+            "network",
         ],
     )
     b.add_argument(
         "--baseline",
         metavar="REF",
-        help="phone, render: also measure the site git revision REF builds, side by side",
+        help="phone, render, network: also measure the site git revision REF builds, side by side",
     )
     f = sub.add_parser("fuzz", help="long fuzz runs")
     f.add_argument("--minutes", type=float, default=10)

@@ -10,6 +10,13 @@ wasm); quality 9 is 15% bigger and ten times faster. So ``best=True`` (``build.p
 ``test``: rebuilt after every change) at 9 unless a quality-11 result is already cached.
 Results are cached in ``.cache/compressed`` by content hash: an unchanged file is never
 compressed twice.
+
+``build.py serve`` starts serving the quality-9 site at once and then calls ``upgrade`` in a
+background thread (brotli's encoder releases the GIL): each ``.br`` at quality 9 is
+compressed again at 11 into the cache and swapped in as a symbolic link to that cache file,
+with an atomic rename. The server resolves a sibling's link before it reads its size and
+opens it (``pysse.server.static``), and cache files never change once written, so a
+response never mixes the two (a deployed site, with real files, is never swapped).
 """
 
 from __future__ import annotations
@@ -77,3 +84,34 @@ def compress_site(site: Path, cache: Path, best: bool, log: Callable[[str], None
                 tmp.write_bytes(encode(data))
                 tmp.replace(cached)
             link_or_copy(cached, path.with_name(path.name + ext))
+
+
+def upgrade(site: Path, cache: Path, log: Callable[[str], None]) -> int:
+    """Every ``.br`` of ``site`` not at quality 11 made so, in place (module docstring);
+    returns how many were swapped."""
+    if brotli is None:  # pragma: no cover - brotli is installed with build.py's extras
+        return 0
+    store = cache / "compressed"
+    swapped, saved = 0, 0
+    for br in sorted(site.rglob("*.br")):
+        source = br.with_suffix("")
+        if not source.is_file():
+            continue
+        data = source.read_bytes()
+        best = store / f"{hashlib.sha256(data).hexdigest()[:32]}.q11.br"
+        if best.exists() and os.path.samefile(br, best):  # (follows a link made before)
+            continue
+        if not best.exists():
+            tmp = best.with_name(f"{best.name}.tmp{os.getpid()}")
+            tmp.write_bytes(_brotli(data, 11))
+            tmp.replace(best)
+        before = br.stat().st_size
+        link = br.with_name(f"{br.name}.swap{os.getpid()}")
+        link.unlink(missing_ok=True)
+        link.symlink_to(best.resolve())
+        link.replace(br)  # atomic: a request sees the old file or the new one
+        swapped += 1
+        saved += before - best.stat().st_size
+    if swapped:
+        log(f"brotli 11 now served for {swapped} files ({saved / 1e6:.2f} MB less on the wire)")
+    return swapped

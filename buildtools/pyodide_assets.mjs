@@ -1,10 +1,11 @@
 // Build-time assets made by Pyodide itself, in Node (called by build.py; never by the page).
 //
-//   node pyodide_assets.mjs stdlib   PYODIDE_DIR OUT.zip
-//       Pyodide's stdlib as a .pyc-only, stored zip (the page's stdLibURL).
-//   node pyodide_assets.mjs app      PYODIDE_DIR OUT.zip WHEEL...
-//       the wheels merged into one .pyc-only, stored zip (on sys.path instead of loadPackage).
-//   node pyodide_assets.mjs snapshot PYODIDE_DIR STDLIB.zip STAMP OUT_DIR FS_PATH=ZIP...
+//   node pyodide_assets.mjs trace    PYODIDE_DIR OUT.json LANGUAGES LEXERS WHEEL...
+//       which modules the page imports at boot and may import later, and what each lazy
+//       resource adds (trace_imports.py); LANGUAGES and LEXERS are JSON lists.
+//   node pyodide_assets.mjs layout   PYODIDE_DIR TRACE.json OUT_DIR OPTIONS WHEEL...
+//       the boot zips (stdlib, third-party, pysse) and the lazy bundles (layout.py).
+//   node pyodide_assets.mjs snapshot PYODIDE_DIR STDLIB.zip STAMP OUT_DIR LANGUAGES FS_PATH=ZIP...
 //       OUT_DIR/app.snap: a memory snapshot with the page's modules imported
 //       (snapshot_prepare.py), and beside it the "lazy" zips (each without the modules the
 //       snapshot holds); checked by restoring it here the way the page does (web/boot.js).
@@ -30,23 +31,58 @@ const quiet = { stdout: () => {}, stderr: (s) => process.stderr.write(s + "\n") 
 const t0 = performance.now();
 const ms = () => Math.round(performance.now() - t0);
 
-async function pycZip(sources, out) {
-  const py = await loadPyodide({ indexURL, ...quiet });
+// Which modules the page can import at boot, and what each lazy resource adds
+// (trace_imports.py, run in the namespace of snapshot_prepare.py: the boot set is exactly
+// what the snapshot's preparation imports). The wheels go on sys.path as they are (sources).
+async function trace(out, languages, lexers, wheels) {
+  const py = await loadPyodide({ indexURL, _sysExecutable: SYS_EXECUTABLE, ...quiet });
   py.FS.mkdirTree("/tmp/in");
-  const inputs = sources.map((src, i) => {
+  const zips = wheels.map((src, i) => {
     const p = `/tmp/in/${i}.zip`;
     py.FS.writeFile(p, fs.readFileSync(src));
     return p;
   });
-  py.runPython(fs.readFileSync(path.join(HERE, "pyc_zip.py"), "utf8"), { globals: py.globals });
-  py.globals.set("INPUTS", py.toPy(inputs));
-  const entries = py.runPython(`extract(INPUTS, "/tmp/tree"); write_pyc_zip("/tmp/tree", "/tmp/out.zip")`);
-  const bytes = py.FS.readFile("/tmp/out.zip");
-  fs.writeFileSync(out, bytes);
-  return { out, bytes: bytes.length, entries, ms: ms() };
+  const ns = py.runPython("{}");
+  for (const file of ["snapshot_prepare.py", "trace_imports.py"]) {
+    py.runPython(fs.readFileSync(path.join(HERE, file), "utf8"), { globals: ns, filename: file });
+  }
+  const run = ns.get("run");
+  const facts = run(py.toPy(zips), "/lib/python314.zip", py.toPy(languages), py.toPy(lexers), ns.get("boot"));
+  fs.writeFileSync(out, facts);
+  const parsed = JSON.parse(facts);
+  return { out, boot: parsed.boot_run.length, margin: parsed.boot_read.length, ms: ms() };
 }
 
-async function snapshot(stdlibZip, stamp, outDir, zipArgs) {
+// The boot zips and the lazy bundles (layout.py) from the trace's facts: the same archives,
+// in the same order, at the same paths as trace() had them.
+async function layout(factsFile, outDir, options, wheels) {
+  const py = await loadPyodide({ indexURL, ...quiet });
+  py.FS.mkdirTree("/tmp/in");
+  py.FS.mkdirTree("/tmp/out");
+  const zips = wheels.map((src, i) => {
+    const p = `/tmp/in/${i}.zip`;
+    py.FS.writeFile(p, fs.readFileSync(src));
+    return p;
+  });
+  const ns = py.runPython("{}");
+  py.runPython(fs.readFileSync(path.join(HERE, "layout.py"), "utf8"), { globals: ns, filename: "layout.py" });
+  const facts = JSON.parse(ns.get("layout")(
+    fs.readFileSync(factsFile, "utf8"), py.toPy([...zips, "/lib/python314.zip"]), zips.length - 1,
+    "/tmp/out", py.toPy(options.fs_paths), py.toPy(options.forms)));
+  const copy = (dir) => {
+    fs.mkdirSync(path.join(outDir, dir), { recursive: true });
+    for (const name of py.FS.readdir(`/tmp/out/${dir}`)) {
+      if (name.startsWith(".")) continue;
+      const p = `/tmp/out/${dir}/${name}`;
+      if (py.FS.isDir(py.FS.stat(p).mode)) copy(`${dir}/${name}`);
+      else fs.writeFileSync(path.join(outDir, dir, name), py.FS.readFile(p));
+    }
+  };
+  copy(".");
+  return { ...facts, ms: ms() };
+}
+
+async function snapshot(stdlibZip, stamp, outDir, languages, zipArgs) {
   // zipArgs: "FS_PATH=FILE" for each zip the page puts on sys.path, in sys.path order
   const zips = zipArgs.map((a) => { const i = a.indexOf("="); return [a.slice(0, i), fs.readFileSync(a.slice(i + 1))]; });
   const py = await loadPyodide({
@@ -60,7 +96,7 @@ async function snapshot(stdlibZip, stamp, outDir, zipArgs) {
   const ns = py.runPython("{}");
   py.runPython(fs.readFileSync(path.join(HERE, "snapshot_prepare.py"), "utf8"), { globals: ns, filename: "snapshot_prepare.py" });
   const prepare = ns.get("prepare");
-  const facts = JSON.parse(prepare(py.toPy(zips.map(([p]) => p)), stamp, "/tmp/lazy"));
+  const facts = JSON.parse(prepare(py.toPy(zips.map(([p]) => p)), stamp, "/tmp/lazy", py.toPy(languages)));
   prepare.destroy();
   ns.destroy();
   py.runPython("import gc; gc.collect()");
@@ -190,8 +226,9 @@ function makeDelta(snap, fresh) {
 }
 
 // Restore the snapshot as the page does and use it: the modules are there, markdown renders
-// without importing anything, and a lexer and a stdlib module that were *not* imported before
-// the snapshot load from the lazy zips written back at the same paths.
+// without importing anything, and stdlib modules that were *not* imported before the
+// snapshot (the read pass's margin: _strptime is imported from C by time.strptime) load from
+// the lazy zips written back at the same paths.
 async function verify(snap, delta, stdlibZip, zips, stamp) {
   const t = performance.now();
   const py = await loadPyodide({
@@ -214,13 +251,13 @@ from pysse.render.streaming import StreamingMarkdown
 assert sys._pysse_snapshot_stamp == STAMP, "stamp"
 before = set(sys.modules)
 md = StreamingMarkdown(md=make_markdown(MarkdownPolicy()))
-md.feed("# t\\n\\n\`\`\`python\\nx = 1\\n\`\`\`\\n")
+md.feed("# t\\n\\n| a |\\n|---|\\n| 1 |\\n\\n\`\`\`text\\nx = 1\\n\`\`\`\\n")
 md.finish()
-assert "hl-" in md.html, md.html
+assert "<table>" in md.html and "<code" in md.html, md.html
 assert set(sys.modules) == before, sorted(set(sys.modules) - before)
-from pygments.lexers import get_lexer_by_name
-get_lexer_by_name("haskell")
-import difflib
+import time
+time.strptime("2026-12-02", "%Y-%m-%d")
+import _strptime, calendar
 "ok"`);
   if (got !== "ok") throw new Error(`restored snapshot check failed: ${got}`);
   return { restore_ms: restoreMs };
@@ -228,10 +265,10 @@ import difflib
 
 try {
   let facts;
-  if (cmd === "stdlib") facts = await pycZip([path.join(pyodideDir, "python_stdlib.zip")], rest[0]);
-  else if (cmd === "app") facts = await pycZip(rest.slice(1), rest[0]);
-  else if (cmd === "snapshot") facts = await snapshot(rest[0], rest[1], rest[2], rest.slice(3));
-  else throw new Error(`unknown command ${cmd}: expected stdlib, app or snapshot`);
+  if (cmd === "trace") facts = await trace(rest[0], JSON.parse(rest[1]), JSON.parse(rest[2]), rest.slice(3));
+  else if (cmd === "layout") facts = await layout(rest[0], rest[1], JSON.parse(rest[2]), rest.slice(3));
+  else if (cmd === "snapshot") facts = await snapshot(rest[0], rest[1], rest[2], JSON.parse(rest[3]), rest.slice(4));
+  else throw new Error(`unknown command ${cmd}: expected trace, layout or snapshot`);
   process.stdout.write(JSON.stringify(facts) + "\n");
   process.exit(0);
 } catch (e) {

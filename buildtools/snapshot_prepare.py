@@ -7,8 +7,9 @@ whatever it adds costs bytes on the wire (the heap is snapshotted whole).
 
 The module list is derived, not kept by hand: every module of the packages the page's zip
 holds (``pysse`` without its CLI, markdown-it, mdurl), pygments' core and HTML formatter,
-and the lexers of ``WARM_LANGUAGES`` (a lexer for another language is imported from the zip
-on first use, ~60 ms in the page).
+and the lexers of the boot languages (``assets.BOOT_LANGUAGES``; any other language's
+lexer arrives in a lazy bundle when an answer needs it). ``boot()`` is also what
+``trace_imports.py`` calls: the boot set the zips are cut to is what the snapshot holds.
 
 Modules in memory need no file: the page gets "lazy" zips, each zip without them (written
 here, next to the snapshot), and zipimport's cached directories are dropped so that the page's
@@ -32,40 +33,16 @@ import zipimport
 
 STDLIB_ZIP = f"/lib/python{sys.version_info[0]}{sys.version_info[1]}.zip"  # the loader's path
 
-# Languages whose lexers the snapshot holds (with compiled regexes): the ones LLM answers use
-# most. Every other pygments lexer still works, imported from the zip when first needed.
-WARM_LANGUAGES = (
-    "python",
-    "javascript",
-    "typescript",
-    "bash",
-    "json",
-    "html",
-    "css",
-    "c",
-    "cpp",
-    "java",
-    "go",
-    "rust",
-    "sql",
-    "yaml",
-    "diff",
-    "text",
-)
 PACKAGES = ("pysse", "markdown_it", "mdurl")
-SKIP = ("pysse.__main__",)  # the CLI: never imported by the page
+SKIP = ("pysse.__main__", "markdown_it.cli")  # command lines: never run by the page
 
-# A sample exercising every renderer path the page has: headings, emphasis, code, tables,
-# lists, quotes, links, and one highlighted fence per warm language.
 SAMPLE = (
     "# Title\n\n*a* **b** ~~c~~ `d` [e](https://example.com)\n\n"
     "| a | b |\n|---|:-:|\n| 1 | 2 |\n\n- x\n- y\n\n1. z\n\n> q\n\n---\n\n"
-    + "".join(f"```{lang}\nx = 1\n```\n\n" for lang in WARM_LANGUAGES)
 )
 
 
-def import_everything(zips: list[str]) -> list[str]:
-    sys.path[0:0] = zips
+def import_everything() -> list[str]:
     names: list[str] = []
     for pkg in PACKAGES:
         mod = importlib.import_module(pkg)
@@ -78,19 +55,33 @@ def import_everything(zips: list[str]) -> list[str]:
     return names
 
 
-def warm_up() -> None:
-    from pygments.lexers import get_lexer_by_name
+def sample(languages: list[str]) -> str:
+    """Markdown that takes every renderer path the page has at boot: headings, emphasis,
+    code, tables, lists, quotes, links, and one highlighted fence per boot language."""
+    return SAMPLE + "".join(f"```{lang}\nx = 1\n```\n\n" for lang in languages)
 
+
+def warm_up(languages: list[str]) -> None:
+    from pysse.render.highlight import HighlightJob
     from pysse.render.markdown import MarkdownPolicy, make_markdown
     from pysse.render.streaming import StreamingMarkdown
 
-    for lang in WARM_LANGUAGES:
-        get_lexer_by_name(lang)
+    for lang in languages:  # the lexer imported, its regexes compiled
+        assert HighlightJob("x = 1\n", lang).run(), lang
     md = StreamingMarkdown(md=make_markdown(MarkdownPolicy()))
-    md.feed(SAMPLE)
+    md.feed(sample(languages))
     md.finish()
     html = md.html
-    assert "<table>" in html and "hl-" in html, html[:400]
+    assert "<table>" in html and html.count('class="codeblock"') == len(languages), html[:400]
+
+
+def boot(languages: list[str]) -> list[str]:
+    """What the page's boot imports, and the renderer warmed up for ``languages``: the
+    modules the snapshot holds (``trace_imports.py`` calls this too: its boot set is the
+    snapshot's)."""
+    names = import_everything()
+    warm_up(languages)
+    return names
 
 
 def write_lazy_zips(zips: list[str], lazy_dir: str) -> dict[str, int]:
@@ -123,10 +114,10 @@ def tidy(stamp: str) -> None:
     gc.collect()
 
 
-def prepare(zips: list[str], stamp: str, lazy_dir: str) -> str:
+def prepare(zips: list[str], stamp: str, lazy_dir: str, languages: list[str]) -> str:
     """Everything above, in order; the facts as JSON (called by pyodide_assets.mjs)."""
-    modules = import_everything(zips)
-    warm_up()
+    sys.path[0:0] = zips
+    modules = boot(languages)
     left_out = write_lazy_zips(zips, lazy_dir)
     tidy(stamp)
     return json.dumps({"modules": len(modules), "left_out": left_out, "stdlib_fs_path": STDLIB_ZIP})

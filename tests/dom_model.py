@@ -8,6 +8,7 @@ ever removed, so a test can assert that settled nodes are never rewritten.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html.parser import HTMLParser
 from itertools import count
 from typing import Any
@@ -181,6 +182,7 @@ class Streamed:
         self.taken: list[int] = []  # cost units of text each update took
         self.work: list[int] = []  # characters parsed (block and inline) by each update
         self.inline_work: list[int] = []  # of those, the inline parser's
+        self.waits = 0  # turns spent only waiting for a lazy resource (frames mode)
 
 
 def stream_into_dom(
@@ -190,10 +192,13 @@ def stream_into_dom(
     check_each: bool = True,
     frames: bool = False,
     max_updates: int = 1_000_000,
+    between: Callable[[int, Any], object] | None = None,
+    waits: int = 3,
 ) -> Streamed:
     """Feed ``text`` cut at ``cuts`` (delta sizes, cycled), apply each update to a model DOM
     with ``DomWriter``, and check as it goes: the DOM always equals ``md.html``; a settled node
     is never removed or changed unless a ``replaces`` op removed the element around it.
+    ``between(updates, md)`` runs before each update (a test's lazy resources arrive there).
 
     ``frames``: as the page does, one ``update()`` per frame, a delta appended before each,
     and after the last delta ``update()`` while ``md.busy``, then ``end()`` and ``update()``
@@ -257,24 +262,42 @@ def stream_into_dom(
             assert not node.removed, f"settled node removed: {was!r}"
             assert _flat(node) == was, f"settled node changed: {was!r} -> {_flat(node)!r}"
 
+    def tick() -> None:
+        if between is not None:
+            between(out.updates, md)
+
     i, k = 0, 0
     while i < len(text):
         n = cuts[k % len(cuts)]
         k += 1
+        tick()
         apply(md.feed(text[i : i + n]))
         i += n
     if not frames:
+        tick()
         apply(md.finish())
     else:
         while md.busy:
             assert out.updates < max_updates, "still busy after max_updates"
+            tick()
             apply(md.update())
         md.end()
         while True:
             assert out.updates < max_updates, "not final after max_updates"
+            tick()
             update = md.update()
             apply(update)
             if update.final:
+                break
+            # Only waiting for a lazy resource: the page waits (a few turns here), then
+            # renders what it has.
+            for _ in range(waits):
+                if md.busy or not md.waiting:
+                    break
+                out.waits += 1
+                tick()
+            if not md.busy and md.waiting:
+                apply(md.finish())
                 break
         assert not md.busy and md.finished
     out.html = root.inner()

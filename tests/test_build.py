@@ -102,19 +102,83 @@ def test_the_boot_manifest_lists_files_that_exist_and_preloads_them(site: Path) 
     assert int.from_bytes(head[:4], "little") == 0 and snap["delta"]["magic"] != 0
 
 
-def test_zips_hold_bytecode_and_the_lazy_ones_leave_the_snapshot_modules_out(site: Path) -> None:
+def test_zips_hold_what_the_page_can_import_and_the_lazy_ones_leave_the_snapshot_out(
+    site: Path,
+) -> None:
     m = boot_manifest(site)
     with zipfile.ZipFile(site / m["plain"]["zips"][1]["url"]) as z:
         names = set(z.namelist())
     assert "pysse/browser/__init__.pyc" in names and "pysse/browser/__init__.py" not in names
     server_side = ("pysse/server/", "pysse/testing/", "pysse/providers/encoders/")
     assert not [n for n in names if n.startswith(server_side)]  # the page never writes streams
+    with zipfile.ZipFile(site / m["plain"]["zips"][0]["url"]) as z:
+        lib = set(z.namelist())
+    # pygments' core and the boot languages' lexers only; no latex2mathml (lazy bundles)
+    assert "pygments/lexer.pyc" in lib and "pygments/lexers/special.pyc" in lib
+    assert "pygments/lexers/python.pyc" not in lib
+    assert not [n for n in lib if n.startswith("latex2mathml") or ".dist-info/" in n]
     with zipfile.ZipFile(site / m["plain"]["stdlib"]["url"]) as z:
         stdlib = set(z.namelist())
-    assert "asyncio/__init__.pyc" in stdlib and not [n for n in stdlib if n.endswith(".py")]
+    # bytecode for what boot imports, sources for the margin it may import later
+    assert "asyncio/__init__.pyc" in stdlib and "_strptime.py" in stdlib
+    assert "encodings/cp1252.py" in stdlib  # codecs: kept whole
+    unused = ("email/", "unittest/", "pydoc.py", "http/client.py", "xml/etree/", "tarfile.py")
+    assert not [n for n in stdlib if n.startswith(unused)]
     with zipfile.ZipFile(site / m["snapshot"]["stdlib"]["url"]) as z:
         lazy = set(z.namelist())
-    assert "asyncio/__init__.pyc" not in lazy and "difflib.pyc" in lazy and lazy < stdlib
+    assert "asyncio/__init__.pyc" not in lazy and "_strptime.py" in lazy and lazy < stdlib
+
+
+def test_pysse_never_reads_docstrings_which_its_bytecode_leaves_out() -> None:
+    # buildtools/layout.py strips module and function docstrings from pysse's bytecode: fine
+    # only while nothing in pysse reads a __doc__ (or asks inspect/pydoc for one).
+    import ast
+
+    from buildtools.layout import STRIPPED
+
+    assert STRIPPED == ("pysse/",)
+    root = Path(__file__).resolve().parents[1] / "pysse"
+    readers = []
+    for path in root.rglob("*.py"):
+        if path.name == "__main__.py":  # the command line: kept whole (layout.py)
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr in ("__doc__", "getdoc")) or (
+                isinstance(node, ast.Name) and node.id in ("__doc__", "getdoc", "pydoc")
+            ):
+                readers.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert readers == []
+
+
+def test_each_lazy_resource_is_a_bundle_of_what_it_adds(site: Path) -> None:
+    from pysse.render.highlight import ALLOWED
+
+    lazy = boot_manifest(site)["lazy"]
+    assert lazy["root"] == "/lib/lazy"
+    resources = lazy["resources"]
+    assert set(resources) == {f"lexer:{a}" for a in set(ALLOWED.values()) - {"text"}} | {
+        "math:latex2mathml"
+    }
+    for key, entry in resources.items():
+        (file,) = entry["files"]
+        assert (
+            file["url"].startswith("boot/") and (site / file["url"]).stat().st_size == file["bytes"]
+        ), key
+        with zipfile.ZipFile(site / file["url"]) as z:
+            names = z.namelist()
+        if key.startswith("lexer:"):
+            # lexer modules (and pygments.unistring, for some): added to boot packages
+            assert "pygments.lexers" in entry["packages"], key
+            assert set(entry["packages"]) <= {"pygments", "pygments.lexers"}, key
+            # bytecode for what the lexer imports, sources for what it may (the read pass)
+            lexer_modules = [n for n in names if n.startswith("pygments/lexers/")]
+            assert lexer_modules and all(n.endswith(".pyc") for n in lexer_modules), key
+            assert not [n for n in names if n.startswith(("pygments/lexer.", "email/"))], key
+    with zipfile.ZipFile(site / resources["math:latex2mathml"]["files"][0]["url"]) as z:
+        math = set(z.namelist())
+    assert {"latex2mathml/unimathsymbols.txt", "xml/etree/ElementTree.pyc"} <= math
+    assert not [n for n in math if n.startswith(("importlib/", "email/", "urllib/", "xml/sax"))]
+    assert resources["math:latex2mathml"]["packages"] == ["xml"]
 
 
 def test_precompressed_siblings_decode_to_the_file(site: Path) -> None:

@@ -100,7 +100,9 @@ def run_in_pyodide(site: Path, code: str, payload: str, how: str = "wheels") -> 
                 code, payload, pyodide_dir, [str(site / w) for w in cfg["wheels"]]
             )
         else:
-            out = run_as_page(code, payload, site, "snapshot" if how == "snapshot" else "plain")
+            # every lazy bundle installed: the page's answers have what they need by then
+            how_ = "snapshot" if how == "snapshot" else "plain"
+            out = run_as_page(code, payload, site, how_, lazy=True)
     except PyodideRunError as exc:
         pytest.fail(str(exc))
     return json.loads(out)

@@ -63,6 +63,18 @@ def test_slow_lexers_are_never_used_streaming(lang: str, only_allowed: list[str]
     assert "hl-" not in out.html and lang not in only_allowed
 
 
+@pytest.mark.parametrize("lang", SLOW)
+def test_a_markdown_fence_never_highlights_the_fences_inside_it(
+    lang: str, only_allowed: list[str]
+) -> None:
+    # Pygments' markdown lexer looks a nested fence's language up by name: any of its
+    # ~500 lexers, the slow ones included (this froze the page for tens of seconds).
+    src = f"~~~markdown\n```{lang}\n{SLOW[lang]}\n```\n~~~\n"
+    html = render(src)
+    assert "hl-" in html and SLOW[lang].strip()[:50] in html
+    assert only_allowed == ["markdown"]
+
+
 def test_allow_list_aliases_all_exist() -> None:
     for word in ALLOWED:
         assert lexer_for(word) is not None, word

@@ -4,8 +4,10 @@ Accept-Encoding, the right type and cache headers, and 304s; on a real server (L
 from __future__ import annotations
 
 import gzip
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import brotli
 import httpx
@@ -109,3 +111,75 @@ def test_mutable_files_are_revalidated_and_304_per_encoding(
 )
 def test_only_content_addressed_files_are_immutable(path: str, immutable: bool) -> None:
     assert (cache_control(path) == "public, max-age=31536000, immutable") is immutable
+
+
+def test_a_sibling_swapped_for_a_link_while_serving_is_sent_whole(
+    served: tuple[LiveServer, Path], tmp_path: Path
+) -> None:
+    # build.py serve swaps brotli-9 siblings for links to brotli-11 files while it serves
+    # (buildtools/compress.upgrade): the length sent is always the target's.
+    live, site = served
+    sibling = site / "boot" / "0123456789ab" / "x.wasm.br"
+    url = live.url + "/boot/0123456789ab/x.wasm"
+    for quality in (1, 11):
+        target = tmp_path / f"q{quality}.br"
+        target.write_bytes(brotli.compress(WASM, quality=quality))
+        link = sibling.with_name("swap")
+        link.symlink_to(target)
+        link.replace(sibling)
+        with httpx.stream("GET", url, headers={"accept-encoding": "br"}) as r:
+            raw = b"".join(r.iter_raw())
+        assert raw == target.read_bytes() and int(r.headers["content-length"]) == len(raw)
+        assert brotli.decompress(raw) == WASM
+
+
+def test_serve_upgrades_brotli_9_to_11_in_place(tmp_path: Path) -> None:
+    from buildtools import compress
+
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    (site / "boot").mkdir(parents=True)
+    big = bytes(range(256)) * 8192 + b"pysse " * 300_000  # over 1 MB: brotli 9 when not best
+    (site / "boot" / "big.bin").write_bytes(big)
+    (site / "small.js").write_text("let x = 1;\n" * 200)  # small: brotli 11 at once
+    compress.compress_site(site, cache, best=False, log=lambda m: None)
+    q9 = (site / "boot" / "big.bin.br").read_bytes()
+    logged: list[str] = []
+    assert compress.upgrade(site, cache, logged.append) == 1
+    sibling = site / "boot" / "big.bin.br"
+    assert sibling.is_symlink() and brotli.decompress(sibling.read_bytes()) == big
+    assert len(sibling.read_bytes()) < len(q9) and "brotli 11 now served for 1 files" in logged[0]
+    assert compress.upgrade(site, cache, logged.append) == 0  # done once
+
+
+def test_a_swap_between_stat_and_open_still_sends_one_whole_file(
+    served: tuple[LiveServer, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live, site = served
+    sibling = site / "boot" / "0123456789ab" / "x.wasm.br"
+    old, new = tmp_path / "old.br", tmp_path / "new.br"
+    old.write_bytes(brotli.compress(WASM, quality=1))
+    new.write_bytes(brotli.compress(WASM, quality=11))
+    assert len(old.read_bytes()) != len(new.read_bytes())
+    link = sibling.with_name("swap")
+    link.symlink_to(old)
+    link.replace(sibling)
+    real_stat = os.stat
+    seen: list[str] = []
+
+    def stat_then_swap(path: Any, *args: Any, **kw: Any) -> os.stat_result:
+        result = real_stat(path, *args, **kw)
+        if str(path) in (str(sibling), str(old)):
+            seen.append(str(path))
+            if len(seen) == 2:  # the size for the response is read (the first: isfile)
+                link.symlink_to(new)
+                link.replace(sibling)
+        return result
+
+    monkeypatch.setattr(os, "stat", stat_then_swap)  # what the server thread calls too
+    with httpx.stream(
+        "GET", live.url + "/boot/0123456789ab/x.wasm", headers={"accept-encoding": "br"}
+    ) as r:
+        raw = b"".join(r.iter_raw())
+    monkeypatch.undo()
+    assert len(seen) >= 2 and int(r.headers["content-length"]) == len(raw)
+    assert raw == old.read_bytes() and brotli.decompress(raw) == WASM

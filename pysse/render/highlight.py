@@ -16,7 +16,10 @@ interrupt one slow regular-expression match. So:
   code), so the streaming renderer spreads one fence's highlighting over several frames
   instead of blocking one.
 
-Without pygments, code is shown escaped and unhighlighted.
+Without pygments, code is shown escaped and unhighlighted. So it is while the language's
+lexer is a lazy resource that has not arrived (``lazy.py``: ``("lexer", ALIAS)``): asking
+for it requests it, and the streaming renderer keeps the fence unsettled until it arrives
+(``blocks/waits.py``).
 """
 
 from __future__ import annotations
@@ -25,9 +28,17 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import lazy
 from .budget import HIGHLIGHT_WEIGHT, Budget
 
-__all__ = ["ALLOWED", "HighlightJob", "Highlighter", "lexer_for", "make_highlighter"]
+__all__ = [
+    "ALLOWED",
+    "HighlightJob",
+    "Highlighter",
+    "lexer_for",
+    "lexer_resource",
+    "make_highlighter",
+]
 
 Highlighter = Callable[[str, str, str], str]  # (code, lang, attrs) -> HTML, "" = not highlighted
 
@@ -85,21 +96,35 @@ ALLOWED = {
 }
 
 
-def lexer_for(info: str) -> Any | None:
-    """The pygments lexer for a fence's info string, if its language is allowed."""
+# Options a lexer is made with beyond the defaults. Pygments' markdown lexer highlights a
+# nested fence with the lexer its info string names, any of pygments' ~500: that would
+# bypass the allow-list (```` ```zeek ```` inside a ``markdown`` fence froze the page).
+OPTIONS: dict[str, dict[str, Any]] = {"markdown": {"handlecodeblocks": False}}
+
+
+def lexer_resource(info: str) -> lazy.Resource | None:
+    """The lazy resource holding the lexer for a fence's info string, if it is allowed."""
     word = info.split()[0].lower() if info.split() else ""
     alias = ALLOWED.get(word)
-    if alias is None:
+    return None if alias is None else (lazy.LEXER, alias)
+
+
+def lexer_for(info: str) -> Any | None:
+    """The pygments lexer for a fence's info string, if its language is allowed and its
+    lexer is here (``lazy.py``: if it is not, it is requested, and None for now)."""
+    resource = lexer_resource(info)
+    if resource is None or not lazy.REGISTRY.want(resource):
         return None
+    alias = resource[1]
     try:
         from pygments.lexers import get_lexer_by_name
         from pygments.util import ClassNotFound
     except ImportError:  # pragma: no cover - pygments is an optional dependency
         return None
     try:
-        return get_lexer_by_name(alias, stripnl=False, ensurenl=False)
-    except ClassNotFound:  # pragma: no cover - every alias above exists in pygments 2.21
-        return None
+        return get_lexer_by_name(alias, stripnl=False, ensurenl=False, **OPTIONS.get(alias, {}))
+    except (ClassNotFound, ImportError):  # every alias exists in pygments 2.21; ImportError:
+        return None  # a page whose lexer module is missing (a bundle that was not listed)
 
 
 class _OverBudget(Exception):
@@ -165,8 +190,8 @@ class HighlightJob:
                     return False
                 if n % 16 == 15 and self.spent + time.perf_counter() - t0 > MAX_SECONDS:
                     raise _OverBudget
-        except _OverBudget:
-            self._parts = []
+        except (_OverBudget, ImportError):  # ImportError: a lexer importing a module at
+            self._parts = []  # lexing time that the page does not have: shown plain
         self._spend(budget, start, t0)
         self.html = "".join(self._parts)
         self._parts = []

@@ -12,7 +12,9 @@ Copy button, so the button never covers code.
 
 A code fence without its closing fence (the answer is still arriving, or ended inside it) is
 shown as code marked ``incomplete`` and is never highlighted, at any depth (a list item, a
-quote): ``observe.py`` records on each fence token whether it was closed.
+quote): ``observe.py`` records on each fence token whether it was closed. A fence whose
+language's lexer is a lazy resource not here yet (``lazy.py``) requests it as soon as it is
+rendered, open or closed, and is shown plain until it has arrived.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from urllib.parse import urlsplit
 from markdown_it import MarkdownIt
 from markdown_it.utils import OptionsDict
 
-from .highlight import make_highlighter
+from . import lazy
+from .highlight import lexer_resource, make_highlighter
 from .observe import install
 
 __all__ = ["MarkdownPolicy", "make_markdown", "open_fence_line", "render"]
@@ -82,6 +85,12 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
     def fence(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         tok = tokens[idx]
         open_fence = not tok.meta.get("closed", False)
+        if hl is not None and lazy.REGISTRY.lazy:
+            # Its lexer is fetched as soon as the fence opens (hold-back shows no fence
+            # before its info string is complete), so it is likely here when it closes.
+            resource = lexer_resource(tok.info)
+            if resource is not None:
+                lazy.REGISTRY.request(resource)
         use = plain_options if open_fence or hl is None else hl_options
         # Focusable: a reader on a keyboard can scroll code that is wider than the page.
         inner = default_fence(tokens, idx, use, env).replace("<pre>", '<pre tabindex="0">', 1)

@@ -17,6 +17,10 @@ Why it is built this way:
 * **Currency is not math** (Pandoc's rule): an inline ``$`` opens math only if a non-space
   follows it, closes only if a non-space precedes it and no digit follows it; so ``$5 and
   $10``, ``**$750**`` and ``$5-$10`` stay text.
+* **latex2mathml may be a lazy resource** (``lazy.py``: ``("math", "latex2mathml")``) that
+  has not arrived: a formula is then shown as its source, as on a conversion error, and not
+  cached; asking for it requests it, and the streaming renderer keeps the blocks with math
+  unsettled until it arrives (``blocks/waits.py``).
 * **Block math never reaches past a blank line**: an opening ``$$``, ``\\[`` or
   ``\\begin{env}`` line looks for its end only up to the next blank line, and one that is not
   closed by then is plain text up to it. So whether a block is math is decided by the lines
@@ -30,13 +34,17 @@ import html
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
-from xml.etree.ElementTree import Element
+from typing import TYPE_CHECKING, Any
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline.state_inline import StateInline
 
-__all__ = ["BLOCK_OPEN", "MAX_DEPTH", "MAX_TEX", "math_plugin", "tex_to_html"]
+from . import lazy
+
+if TYPE_CHECKING:  # latex2mathml's trees; xml.etree is imported only when math is rendered
+    from xml.etree.ElementTree import Element
+
+__all__ = ["BLOCK_OPEN", "MATH_TOKENS", "MAX_DEPTH", "MAX_TEX", "math_plugin", "tex_to_html"]
 
 MAX_TEX = 1000  # characters of LaTeX in one formula (~15 ms in CPython, ~2-3x in Pyodide)
 MAX_DEPTH = 24  # nesting of {…}, \left…\right and \begin…\end
@@ -161,10 +169,21 @@ def _write(el: Element, out: list[str]) -> None:
     out.append(f"</{tag}>")
 
 
-@lru_cache(maxsize=1024)
 def tex_to_html(tex: str, display: bool) -> str:
     """One formula as safe HTML: MathML (with the source as its TeX annotation), or the
-    source itself, marked, when it is too big or cannot be converted."""
+    source itself, marked, when it is too big or cannot be converted, or while latex2mathml
+    has not arrived (then requested, and not cached)."""
+    if not lazy.REGISTRY.want(lazy.MATH_RESOURCE):
+        return _source(tex.strip(), "not loaded yet")
+    return _converted(tex, display)
+
+
+def _source(tex: str, why: str) -> str:
+    return f'<code class="math-source" title="math {why}">{html.escape(tex)}</code>'
+
+
+@lru_cache(maxsize=1024)
+def _converted(tex: str, display: bool) -> str:
     tex = tex.strip()
     why = ""
     if len(tex) > MAX_TEX:
@@ -180,8 +199,7 @@ def tex_to_html(tex: str, display: bool) -> str:
         except Exception as exc:  # invalid or incomplete LaTeX, unsupported commands
             why = f"not rendered ({type(exc).__name__})"
     if why:
-        src = html.escape(tex)
-        return f'<code class="math-source" title="math {why}">{src}</code>'
+        return _source(tex, why)
     out: list[str] = []
     for child in root:
         _write(child, out)
@@ -200,6 +218,9 @@ _ENVS = (
     "equation|multline|gather|align|alignat|flalign|matrix|pmatrix|bmatrix|Bmatrix|vmatrix|"
     "Vmatrix|eqnarray"
 )
+# The block tokens with formulas; inline math is in an ``inline`` token's content, after a
+# ``$`` or ``\\(`` (the only inline openers: ``blocks/waits.py`` looks for those).
+MATH_TOKENS = ("math_block", "math_block_label", "amsmath")
 BLOCK_OPEN = re.compile(r"(?:\$\$|\\\[|\\begin\{(?:" + _ENVS + r")\*?\})")
 
 
@@ -226,8 +247,7 @@ def _unzip_latex2mathml() -> None:
         z.extractall(target, [n for n in z.namelist() if n.startswith("latex2mathml/")])
     for name in [m for m in sys.modules if m == "latex2mathml" or m.startswith("latex2mathml.")]:
         del sys.modules[name]
-    sys.path.insert(0, target)
-    importlib.invalidate_caches()
+    sys.path.insert(0, target)  # a new path entry: no finder has cached it yet
 
 
 def _line(state: Any, line: int) -> str:

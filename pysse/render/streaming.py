@@ -16,7 +16,8 @@ Why it is built this way:
 * **Hold-back** (``holdback.py``): syntax that is not yet meaningful is not shown yet.
 * **Safe by default** (``markdown.py``): no raw HTML, safe link schemes, remote images as links.
 
-The final HTML equals a one-shot ``render()`` of the whole text.
+The final HTML equals a one-shot ``render()`` of the whole text (with the same lazy
+resources at hand).
 
 The contract with a page (one call per animation frame)
 -------------------------------------------------------
@@ -28,13 +29,26 @@ The contract with a page (one call per animation frame)
   is (``DomWriter.apply``).
 * ``busy``: True while anything is left to do: text appended but not taken yet, a closed
   code fence being highlighted, a replacement being prepared (a list that turned loose),
-  or, after ``end()``, the finishing work. While it is True, call ``update()`` again on
-  the next frame, even if no text arrives.
+  or, after ``end()``, the finishing work (not the wait for a lazy resource: below).
+  While it is True, call ``update()`` again on the next frame, even if no text arrives.
 * ``end()``: the input is complete. The following ``update()`` calls finish the answer in
   slices; the last of them returns ``Update(final=True)`` (then ``finished`` is True and
   ``busy`` False); its HTML equals a one-shot ``render()`` of the whole text.
 * ``finish()``: everything at once, with no budget (CPython users, tests, a hidden tab whose
   frames do not run): the final ``Update``, from any state, also after ``end()``.
+* **Lazy resources** (``lazy.py``: a language's lexer, latex2mathml; none unless the page
+  declared them). A fence whose lexer has not arrived is requested as soon as it opens and
+  shown plain; a formula whose converter has not arrived is requested at its delimiter and
+  shown as its source. The blocks that need a pending resource stay unsettled, in the tail
+  (and what follows them with them), until it arrives or fails (``blocks/waits.py``);
+  ``waiting`` names those resources. While the answer only waits, ``busy`` is False: call
+  ``update()`` when the registry reports an arrival or failure (``lazy.REGISTRY.subscribe``
+  / ``version``). After ``end()``, ``update()`` stays non-final while ``waiting`` is not
+  empty, and returns the same tails with no ops at no cost until something arrives; the
+  page waits as long as it chooses, then calls ``finish()``, which renders what is there
+  (a missing lexer's fence plain, a formula as its source): its HTML equals a one-shot
+  ``render()`` with the same resources missing. ``lacking`` names the resources missing
+  from what was rendered (a cache of finished answers renders them again later).
 * What is on screen changes only by the updates: settled nodes are never touched, except
   by an ``Op`` with ``replaces`` (a closed fence's highlighted form; a list, task list or
   paragraph that turned out different; the safety net). While such a replacement is more
@@ -55,6 +69,7 @@ from collections import deque
 
 from markdown_it import MarkdownIt
 
+from . import lazy
 from .blocks import BlockSettler
 from .budget import BUDGET, Budget, cost, prefix_within
 from .markdown import MarkdownPolicy, make_markdown
@@ -90,6 +105,9 @@ class StreamingMarkdown:
         self.taken = 0  # cost units of text the last update took (at most its budget)
         self._since_tails = 0  # cost units taken since the tails were last rendered
         self._tails_seen = (-1, -1)  # the lines and partial line they were rendered for
+        self._tails_version = lazy.REGISTRY.version  # the lazy resources they were rendered with
+        self._held: int | None = None  # ended, waiting for a resource since this version
+        self._lacked: set[lazy.Resource] = set()
         self.updates = 0
 
     # -- input -----------------------------------------------------------------------------
@@ -140,11 +158,14 @@ class StreamingMarkdown:
 
     @property
     def busy(self) -> bool:
-        """Something is left to do: call ``update()`` again on the next frame (module doc)."""
+        """Something is left to do: call ``update()`` again on the next frame (module doc).
+        Not while the answer only waits for a lazy resource (``waiting``)."""
         blocks = self._blocks
-        return not self.finished and bool(
-            self._new or self._ending or blocks.job is not None or blocks.behind
-        )
+        if self.finished:
+            return False
+        if self._new or blocks.job is not None or blocks.behind:
+            return True
+        return self._ending and self._held != lazy.REGISTRY.version
 
     def update(self) -> Update:
         """At most a budget's worth of work (module docstring); the final ``Update`` once
@@ -154,21 +175,47 @@ class StreamingMarkdown:
         return self._update(Budget(self.budget))
 
     def finish(self) -> Update:
-        """End of stream, everything at once: settled as a one-shot render would have it."""
+        """End of stream, everything at once: settled as a one-shot render would have it,
+        with the lazy resources that are here (a fence whose lexer is missing is plain)."""
         if self.finished:
             return Update(tails=[""], final=True)
         self._ending = True
-        return self._update(Budget(None))
+        return self._update(Budget(None), wait=False)
+
+    @property
+    def waiting(self) -> frozenset[lazy.Resource]:
+        """The lazy resources the unsettled blocks wait for (module docstring)."""
+        b = self._blocks
+        held = b.waiting if b.holding else set()
+        return frozenset(r for r in held | b.tail_waiting if lazy.REGISTRY.pending(r))
+
+    @property
+    def lacking(self) -> frozenset[lazy.Resource]:
+        """The lazy resources missing when this answer was rendered (and still missing): a
+        cache of its final HTML should render it again once they are here."""
+        return frozenset(r for r in self._lacked if not lazy.REGISTRY.available(r))
 
     # -- internals -------------------------------------------------------------------------
 
-    def _update(self, budget: Budget) -> Update:
+    def _update(self, budget: Budget, wait: bool = True) -> Update:
+        with lazy.REGISTRY.recording() as missing:
+            try:
+                return self._update_blocks(budget, wait)
+            finally:
+                self._lacked |= missing
+
+    def _update_blocks(self, budget: Budget, wait: bool) -> Update:
         self.updates += 1
         blocks = self._blocks
+        blocks.wait = wait
         if self._frozen is None:
             blocks.mark()
-        if not (self._new or self._ending or blocks.job or blocks.behind) and blocks.lines:
+        version = lazy.REGISTRY.version  # a lazy resource arrived: the tails may differ
+        idle = not (self._new or self._ending or blocks.job or blocks.behind)
+        if idle and blocks.lines and version == self._tails_version:
             return Update(tails=list(self._tails))  # nothing new
+        if wait and self._held == version and not (self._new or blocks.job or blocks.behind):
+            return Update(tails=list(self._tails))  # ended, still waiting for a resource
         job, steps = blocks.job, blocks.job_steps
         ok = blocks.settle(len(blocks.lines), budget=budget)  # what is behind, and jobs
         if ok and self._take_new(budget) and (budget.limited or not self._ending):
@@ -183,6 +230,8 @@ class StreamingMarkdown:
                 self._frozen = None
                 return Update(ops=blocks.take_ops(), tails=[""], final=True)
             ok = not blocks.behind  # a job is still running: show the rest meanwhile
+            if blocks.holding and not blocks.job:  # waiting for a lazy resource
+                self._held = version
         if ok and job is not None and blocks.job is job and blocks.job_steps == steps:
             blocks.job = None  # abandoned: its block was thrown away and is no more
         self._since_tails += self.taken
@@ -191,12 +240,14 @@ class StreamingMarkdown:
         # paragraph's parse per update (found by the fuzzer after end()).
         seen = (len(blocks.lines), len(self._partial_text()))
         same = not (self._since_tails or blocks.ops) and seen == self._tails_seen
+        same = same and version == self._tails_version
         if ok and self._frozen is None and same:
             return Update(tails=list(self._tails))
         if ok and self._new and self._since_tails < blocks.tail_cost:
             ok = False  # the tails can wait (module docstring)
         tails = blocks.tails(self._partial_text(), budget) if ok else None
         if tails is not None:
+            self._tails_version = version
             self._since_tails = 0
             self._tails_seen = (len(blocks.lines), len(self._partial_text()))
         if tails is None:  # a replacement needs more updates: keep showing the old version

@@ -103,7 +103,10 @@ class CachedStatic(StaticFiles):
                 path, status_code=status_code, stat_result=stat_result, media_type=media_type
             )
         else:
-            encoded = path + SUFFIX[enc]
+            # A sibling may be a link that ``build.py serve`` swaps for a better-compressed
+            # file while it serves (buildtools/compress.py): its target never changes, so
+            # the size read here is the size of what is sent.
+            encoded = os.path.realpath(path + SUFFIX[enc])
             response = FileResponse(
                 encoded,
                 status_code=status_code,

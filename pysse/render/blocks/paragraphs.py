@@ -31,6 +31,7 @@ from ..update import Op
 from .boxes import Box, Parse
 from .lists import fix_hidden
 from .state import Settler
+from .waits import hold_text
 
 __all__ = [
     "WholeParagraph",
@@ -104,7 +105,7 @@ def para_tail(s: Settler, p: Parse, node: int, box: Box, fresh_line: int, partia
     para = box.para
     assert para is not None
     text = para_content(p, node)
-    if len(text) >= 2 * MIN_CHUNK or len(text) >= 2 * chunk(text):
+    if (len(text) >= 2 * MIN_CHUNK or len(text) >= 2 * chunk(text)) and not hold_text(s, text):
         limit = _para_unheld(p, fresh_line, para, text)
         complete = len(s.lines) - para.cut_line
         if complete and text.count("\n") >= complete:

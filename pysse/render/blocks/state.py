@@ -17,6 +17,7 @@ from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
+from .. import lazy
 from ..budget import Budget
 from ..paragraph import render_inline
 from ..update import Op
@@ -68,6 +69,12 @@ class Settler:
         # lines, and reuses it rather than block-parse the open end once more (structure.py).
         self.held: tuple[tuple[str, int, int], Parse] | None = None
         self.tail_cost = 0  # cost units of what the last tails left unsettled (tails.py)
+        # Lazy resources (waits.py): whether to wait for them (not in ``finish()``), what the
+        # last structure pass held for, and what the last tails did not cut a paragraph for.
+        self.wait = True
+        self.holding = False
+        self.waiting: set[lazy.Resource] = set()
+        self.tail_waiting: set[lazy.Resource] = set()
         self._marks: list[tuple[Box, int]] = []
         core: Any = md.core.ruler
         self.core = [r.fn for r in core.__rules__ if r.enabled and r.name not in _BLOCK_CORE]
@@ -75,6 +82,13 @@ class Settler:
         self.core_after_inline = [
             r.fn for r in core.__rules__ if r.enabled and r.name not in (*_BLOCK_CORE, "inline")
         ]
+
+    # -- waiting ---------------------------------------------------------------------------
+
+    def wait_over(self) -> bool:
+        """Something this settler waits for has arrived or failed: settle and render again."""
+        waited = self.waiting if self.holding else set()
+        return any(not lazy.REGISTRY.pending(r) for r in waited | self.tail_waiting)
 
     # -- output ------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from .paragraphs import (
     stand_in,
 )
 from .state import Settler
+from .waits import hold
 
 __all__ = ["settle", "settle_child"]
 
@@ -43,15 +44,15 @@ def settle(s: Settler, end: int, final: str | None = None, budget: Budget | None
     job_pass = False
     while True:
         if s.reached >= end and final is None:
-            if s.job is None or job_pass:
+            if job_pass or (s.job is None and not s.wait_over()):
                 return True
-            job_pass = True  # no new lines, but a job to go on with: one pass for it
+            job_pass = True  # no new lines, but a job to go on with (or a resource came)
         stop, last = end, final  # every pending line at once (see the docstring)
         if not _pass(s, stop, last, budget):
             rewinds = 0
             s.reached = max(s.reached, stop)
             if last is not None:
-                return len(s.boxes) == 1
+                return len(s.boxes) == 1 and not s.holding
             continue
         rewinds += 1  # a container was thrown away: parse again from its first line
         if rewinds > s.LOOP_LIMIT:  # the safety net's pass rewound too
@@ -71,6 +72,7 @@ def _pass(s: Settler, end: int, last: str | None, budget: Budget | None) -> bool
     final = last is not None
     s.last = last or ""
     s.end = end
+    s.holding = False
     inner = s.boxes[-1]
     start = inner.start()
     if start >= end and not final:
@@ -120,9 +122,14 @@ def _pass(s: Settler, end: int, last: str | None, budget: Budget | None) -> bool
         ):
             closed = k
             break
-    if highlighting(s, p, nodes, closed, budget) or checking(s, p, nodes, closed, budget):
-        # The fence (paragraph) stays open, in its tail, until it is done. Nothing of this
-        # parse was rendered: the job's next pass, over the same lines, may take it as it is.
+    if (
+        hold(s, p.toks)
+        or highlighting(s, p, nodes, closed, budget)
+        or checking(s, p, nodes, closed, budget)
+    ):
+        # A resource it needs is pending (waits.py); the fence (paragraph) stays open, in
+        # its tail, until it is done. Nothing of this parse was rendered: the next pass, over
+        # the same lines, may take it as it is.
         s.held = (key, p)
         return False
     after: int | None = None

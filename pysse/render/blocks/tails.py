@@ -31,6 +31,7 @@ def tails(s: Settler, partial: str, budget: Budget | None = None) -> list[str] |
     ``s.tail_cost`` is then what the unsettled source left costs (``budget.cost``), what
     the next tails will parse again: the streaming renderer lets a firehose's updates skip
     the tails until the text they take pays for that (``streaming.py``)."""
+    s.tail_waiting = set()
     out = _tails(s, partial, budget)
     if out is not None:
         stand_in(s, partial)
