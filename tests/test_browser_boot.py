@@ -25,6 +25,9 @@ from support import LiveServer
 pytestmark = pytest.mark.browser
 
 MODULES = "() => pysse.py('import sys; sorted(sys.modules)')"
+FROM_BUNDLES = """() => pysse.py(`import sys
+sorted(n for n, m in list(sys.modules.items())
+       if str(getattr(m, "__file__", "") or "").startswith("/lib/lazy/"))`)"""
 
 
 def manifest(site: Path) -> dict[str, Any]:
@@ -54,19 +57,23 @@ def test_boots_from_the_snapshot_with_every_page_module_in_it(make_page: Any, si
     page = p.open()
     assert boot_info(page) == {"path": "snapshot", "snapshotError": None}
     assert page.inner_text("[data-role=boot-text]") == "Ready"
-    page.wait_for_selector("body[data-warm='1']")  # the idle warm-up's imports (math) done
+    page.wait_for_selector("body[data-warm='1']")  # the idle warm-up's steps done
     modules = set(page.evaluate(MODULES))
     assert wheel_modules(site) - modules == set()  # derived, not a hand-kept list
-    assert {"markdown_it", "pygments.lexers.python", "pygments.formatters.html"} <= modules
-    # A rich answer (headings, a table, a highlighted fence) imports nothing more.
+    assert {"markdown_it", "pygments.formatters.html"} <= modules
+    # A rich answer (headings, a table, a highlighted fence) imports nothing more than the
+    # lazy bundles it needs (its fence's lexer: pysse.render.lazy), never all lexers.
     p.send("hello")
     msg = p.wait_done()
     assert msg.get_attribute("data-text") == RICH_ANSWER
     assert "hl-" in msg.inner_html()
-    assert set(page.evaluate(MODULES)) - modules == set()
-    # A lexer the snapshot does not hold comes from the lazy zip.
+    new = set(page.evaluate(MODULES)) - modules
+    assert new <= set(page.evaluate(FROM_BUNDLES)), new
+    assert len([m for m in new if m.startswith("pygments.lexers.")]) < 10
+    # A lexer the snapshot does not hold comes from its own bundle, when an answer needs it.
     p.send("/demo echo ```haskell\nmain = print 1\n```")
     assert "hl-" in p.wait_done().inner_html()
+    assert "pygments.lexers.haskell" in page.evaluate(FROM_BUNDLES)
 
 
 def test_every_visitor_gets_its_own_random_state(make_page: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import in_store
+from conftest import in_store, wait_until
 from pysse.page.chats import export_json
 from pysse.page.conversation import Conversation
 from pysse.server.demo import MATH_ANSWER, RICH_ANSWER
@@ -95,6 +95,20 @@ def wait_cached(page: Any, n: int, timeout: float = 60) -> None:
         time.sleep(0.1)
 
 
+HERE = """from pysse.render import lazy
+NEEDED = [("math", "latex2mathml"), *(("lexer", name) for name in ("python", "html"))]
+for r in NEEDED:
+    lazy.REGISTRY.request(r)
+not any(lazy.REGISTRY.pending(r) for r in NEEDED)"""
+
+
+def with_resources(page: Any) -> None:
+    """The lazy bundles these answers need, here before the order is measured (an answer
+    waiting for its lexer goes after the next one: that order is the bundles', not this
+    test's)."""
+    wait_until(page, "(code) => pysse.py(code)", HERE, timeout=60)
+
+
 def import_chat(page: Any, path: Path, n: int) -> None:
     page.set_input_files("[data-role=import]", str(path))
     wait_all_rendered(page, n)
@@ -109,6 +123,7 @@ def test_a_reopened_chat_renders_newest_first_and_as_a_one_shot_render(
     p = make_page()
     p.page.add_init_script(ORDER_JS)
     page = p.open()
+    with_resources(page)
     import_chat(page, path, n)
     ids = answer_ids(page)
     rendered = page.evaluate("window.__rendered")
@@ -119,6 +134,7 @@ def test_a_reopened_chat_renders_newest_first_and_as_a_one_shot_render(
     wait_cached(page, n)  # the cache's writes land (was: 500 ms)
 
     p.reload()
+    with_resources(page)
     wait_all_rendered(page, n)
     rendered = page.evaluate("window.__rendered")
     assert [r[0] for r in rendered] == ids[::-1]

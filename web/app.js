@@ -221,6 +221,8 @@ function start(runtime, config, extra = {}) {
     settings: settingsText(),
     location: { href: location.href, origin: location.origin, search: location.search },
     site: config,
+    lazy: manifest().lazy || null, // the site's lazy bundles (lexers, math)
+    base: new URL(".", location.href).href, // what their URLs are relative to
     early: early.splice(0),
     hidden: document.visibilityState === "hidden",
     ...extra,

@@ -16,7 +16,6 @@ actions), ``inspector_panel``.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from ..page.conversation import Conversation, Message
 from ..page.diagnose import setup_notice
 from ..page.extras_view import attr
 from ..page.request import check_relay_url
+from ..render import lazy
 from ..view import Document, Element, Event
 from .actions import Actions
 from .answers import NEXT_KEY, Answers
@@ -43,10 +43,9 @@ __all__ = ["App"]
 RESCUED = "Ended: the page's Python stopped while this answer streamed (the text is kept)."
 TICK_MS = 500  # the speed line's repaint (a stall shows although nothing arrives)
 SAVE_EVERY = 4  # ticks between saves of an answer in flight (2 s)
-MATH_IMPORTS = ("zipfile", "email.utils", "email.message", "importlib.metadata")
-LATEX2MATHML = tuple(
-    f"latex2mathml{m}" for m in ("", ".tokenizer", ".symbols_parser", ".walker", ".converter")
-)
+# Lexers fetched in idle time after boot, on a site with lazy bundles (the commonest in
+# answers); every other one when an answer first needs it (pysse.render.lazy).
+PREFETCH = (("lexer", "python"), ("lexer", "javascript"), ("lexer", "bash"))
 
 
 def required(doc: Document, selector: str) -> Element:
@@ -367,21 +366,16 @@ class App:
             md.feed("# w\n\n*a* `b`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n\nz\n")
             md.finish()  # highlights the fence: pygments' formatter and a lexer compiled
 
-        def unzip() -> None:  # latex2mathml's files where it can open() them (render.math)
-            from ..render.math import _unzip_latex2mathml
-
-            _unzip_latex2mathml()
-
         def math() -> None:
             from ..render.math import tex_to_html
 
             tex_to_html("x^2", False)
 
-        # latex2mathml's __init__ asks importlib.metadata for its version: that chain of
-        # stdlib imports first, then latex2mathml, a module per task
-        imports = [lambda m=m: importlib.import_module(m) for m in MATH_IMPORTS]
-        l2m = [lambda m=m: importlib.import_module(m) for m in LATEX2MATHML]
-        self._warm_steps([markdown, *imports, unzip, *l2m, math])
+        if lazy.REGISTRY.lazy:  # a site with lazy bundles: the commonest lexers, fetched idle
+            fetch = [lambda r=r: lazy.REGISTRY.request(r) for r in PREFETCH]
+            self._warm_steps([markdown, *fetch])
+        else:
+            self._warm_steps([markdown, math])
 
     def _warm_steps(self, steps: list[Callable[[], object]]) -> None:
         if not steps or self.answers.active:

@@ -15,8 +15,16 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..page.extras_view import attr, writer_for
-from ..page.restore import RestoreOrder, cache_key, placeholder_px, render_steps, renderer_id
+from ..page.restore import (
+    WAIT,
+    RestoreOrder,
+    cache_key,
+    placeholder_px,
+    render_steps,
+    renderer_id,
+)
 from ..page.settings import image_hosts
+from ..render import lazy
 from .platform import spawn
 
 if TYPE_CHECKING:
@@ -64,6 +72,8 @@ class Restorer:
         self.from_markdown = 0
         self.from_cache = 0
         self.observed: set[int] = set()  # handles the view reports on (in view or not)
+        self.waiting: dict[str, _Item] = {}  # rendering, waiting for a lexer or math
+        lazy.REGISTRY.subscribe(self._arrived)
         # the view's IntersectionObserver on the log (a margin of a screen above and below)
         app.log.addEventListener("seen", self._on_seen)
 
@@ -74,6 +84,7 @@ class Restorer:
         for handle in self.observed:
             self.app.doc.ops.add(["observe", handle, False])
         self.observed.clear()
+        self.waiting.clear()
         self.order.clear()
         self.items.clear()
         self.cached.clear()
@@ -190,13 +201,28 @@ class Restorer:
             item.writer = writer_for(settled)
         assert item.writer is not None
         update = next(item.steps, None)
+        if update is WAIT:  # a lexer or math on its way: the others first, this one after
+            self.order.done(msg.id)
+            self.current = None
+            self.waiting[msg.id] = item
+            return
         if update is not None:
             item.writer.apply(update)
             if not update.final:
                 return
         self.from_markdown += 1
-        self.save(self.chat_id, msg, str(item.md.html), self._hosts())
+        if not item.md.lacking:  # (rendered without a resource that failed: not kept)
+            self.save(self.chat_id, msg, str(item.md.html), self._hosts())
         self._done(item)
+
+    def _arrived(self, _resource: Any) -> None:
+        """A lazy resource arrived (or failed): the answers waiting for it go on."""
+        for mid, item in list(self.waiting.items()):
+            if not item.md.waiting:
+                del self.waiting[mid]
+                self.order.add(mid, item.msg.created)
+        if len(self.order):
+            self._ask("urgent")
 
     def _done(self, item: _Item) -> None:
         art = item.art

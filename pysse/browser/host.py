@@ -42,6 +42,7 @@ from ..app.platform import Location, Platform, spawn
 from ..render.frames import FrameLoop
 from ..view import Document, Ops
 from .dom import js_obj
+from .lazy_assets import LazyAssets
 from .net import BridgeNet
 from .store import IndexedDBStore
 
@@ -96,6 +97,8 @@ class PageHost:
             stored_settings=page.get("settings") or None,
         )
         self.loop.hidden = bool(page.get("hidden"))
+        if page.get("lazy"):  # the site's lazy bundles: lexers and math, fetched when needed
+            LazyAssets(page["lazy"], str(page.get("base") or loc.get("href", ""))).declare()
         self.doc = doc
         self.app = App(dict(page.get("site") or {}), platform, doc)
         self.namespace["app"] = self.app

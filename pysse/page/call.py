@@ -41,6 +41,7 @@ from ..events import (
     ToolCallDelta,
     Usage,
 )
+from ..render import lazy
 from ..render.dom import DomWriter
 from ..render.frames import FrameLoop, FrameScheduler
 from ..render.update import Update
@@ -48,6 +49,8 @@ from .answer import AnswerListener, AnswerSession
 from .extras_view import ReasoningView, ToolCallsView, writer_for
 from .net import Net, NetHandle, Probe, Timeouts
 from .reconnect import Drop
+
+LAZY_WAIT_S = 2.0  # after the end, the longest a lexer or math is waited for
 
 __all__ = [
     "CallListener",
@@ -132,6 +135,8 @@ class ChatCall(AnswerListener):
         self._future: asyncio.Future[ChatResult] = asyncio.get_event_loop().create_future()
         self._on_stop: list[Callable[[], object]] = []
         self._ending: Finish | None = None  # ended; the last slices are still rendering
+        self._unsubscribe: Callable[[], None] | None = None  # from the lazy registry
+        self._waiting_since: float | None = None  # ended, waiting for a lazy resource
         loop.add(self)
         if session.shown_start and self.md is not None:
             self.md.append(session.shown_start)
@@ -276,6 +281,9 @@ class ChatCall(AnswerListener):
 
     def _finished(self, finish: Finish) -> None:
         self._ending = None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         self.loop.remove(self)
         self._tell("on_finish", finish)
         for fn in self._on_stop:
@@ -309,7 +317,7 @@ class ChatCall(AnswerListener):
         ending = self._ending is not None  # sliced: ``update()`` until the final one
         at_once = not streaming and not ending  # ``finish()``: a hidden tab, or a flush
         busy = False
-        now = at_once or (ending and self.loop.is_hidden())
+        now = at_once or (ending and self.loop.is_hidden()) or self._waited_enough()
         final = True
         if self.reasoning is not None:
             final = self.reasoning.render(streaming, at_once=now or self.md is None)
@@ -325,7 +333,10 @@ class ChatCall(AnswerListener):
             if self.on_update is not None:
                 safely("on_update", self.on_update, update)
             busy = busy or md.busy
-        if (streaming and busy) or (ending and not final):
+        waiting = md is not None and not busy and bool(md.waiting)
+        if waiting:  # a lexer or math on its way: a render when it comes (or the cap)
+            self._wait_for_resources()
+        elif (streaming and busy) or (ending and not final):
             self.sched.request()  # more text than a frame's budget, a fence to highlight...
         self.renders += 1
         took = (time.perf_counter() - t) * 1000
@@ -336,6 +347,23 @@ class ChatCall(AnswerListener):
         self._tell("on_render", took)
         if self._ending is not None and final:
             self._finished(self._ending)
+
+    # -- lazy resources --------------------------------------------------------------------------
+
+    def _wait_for_resources(self) -> None:
+        """The answer's open blocks wait for a lazy resource (a language's lexer, math:
+        ``pysse.render.lazy``): render again when one arrives or fails, and at the latest
+        ``LAZY_WAIT_S`` after the answer ended, with what is here then (``finish``: a fence
+        plain, a formula as its source). Never a frame a frame while waiting."""
+        if self._unsubscribe is None:
+            self._unsubscribe = lazy.REGISTRY.subscribe(lambda r: self.sched.request())
+        if self._ending is not None and self._waiting_since is None:
+            self._waiting_since = time.monotonic()
+            asyncio.get_event_loop().call_later(LAZY_WAIT_S + 0.01, self.sched.request)
+
+    def _waited_enough(self) -> bool:
+        since = self._waiting_since
+        return since is not None and time.monotonic() - since >= LAZY_WAIT_S
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from typing import Any
 from ..render.streaming import StreamingMarkdown
 from ..render.update import Update
 
-__all__ = ["STEP_CHARS", "RestoreOrder", "cache_key", "placeholder_px", "render_steps"]
+__all__ = ["STEP_CHARS", "WAIT", "RestoreOrder", "cache_key", "placeholder_px", "render_steps"]
 
 # Characters of markdown per step: ~4 ms of rendering in Pyodide on a desktop CPU (measured:
 # 1,500 took 12-15 ms), well inside a 50 ms task on a phone-class one (4x slower).
@@ -66,13 +66,18 @@ def placeholder_px(text: str, width_chars: int = 90, line_px: int = 24) -> int:
     return 48 + line_px * lines
 
 
+WAIT = Update()  # render_steps: a lazy resource (a lexer, math) is on its way: come back later
+
+
 def render_steps(
     text: str, md: StreamingMarkdown, step_chars: int = STEP_CHARS
 ) -> Iterator[Update]:
     """Render ``text`` with ``md`` (a fresh ``StreamingMarkdown``) in steps of at most
     ``step_chars`` characters each: one ``Update`` per step, to apply in order; the last one
     is the final state (``final``), equal to a one-shot render. Steps are cut at line ends
-    where there is one, so most steps settle whole lines."""
+    where there is one, so most steps settle whole lines. ``WAIT`` (not to apply) while a lazy
+    resource the answer needs is on its way (``pysse.render.lazy``): the caller renders
+    something else meanwhile and comes back when it arrived or failed."""
     i = 0
     while i < len(text):
         end = min(len(text), i + step_chars)
@@ -85,6 +90,8 @@ def render_steps(
         yield md.update()
         while md.busy:  # a closed code fence being highlighted: one slice per step
             yield md.update()
+    while md.waiting:
+        yield WAIT
     last = md.finish()
     while not last.final:  # pragma: no cover - a renderer that finishes in slices
         yield last
