@@ -820,18 +820,35 @@ def cmd_test(args: argparse.Namespace) -> int:
         PYSSE_AXE=str(fetch_axe()),
         PYSSE_NODE_SDKS=str(fetch_node_sdks()),
     )
-    steps = [
-        [sys.executable, "-m", "ruff", "check", *LINTED],
-        [sys.executable, "-m", "ruff", "format", "--check", *LINTED],
-        [sys.executable, "-m", "mypy", "--strict", "pysse", "buildtools"],
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args.pytest_args],
+    pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    steps: list[tuple[list[str], dict[str, str]]] = [
+        ([sys.executable, "-m", "ruff", "check", *LINTED], env),
+        ([sys.executable, "-m", "ruff", "format", "--check", *LINTED], env),
+        ([sys.executable, "-m", "mypy", "--strict", "pysse", "buildtools"], env),
+        ([*pytest, *args.pytest_args], env),
     ]
-    for step in steps:
-        log(" ".join(Path(step[0]).name if i == 0 else s for i, s in enumerate(step)))
-        code = subprocess.run(step, cwd=ROOT, env=env).returncode
+    if not args.pytest_args:  # the page's main-thread mode: its smaller matrix
+        main_env = dict(env, PYSSE_PAGE_THREAD="main")
+        steps.append(([*pytest, "-m", "browser", *MAIN_THREAD_MATRIX], main_env))
+    for step, step_env in steps:
+        extra = " (PYSSE_PAGE_THREAD=main)" if step_env is not env else ""
+        log(" ".join(Path(step[0]).name if i == 0 else s for i, s in enumerate(step)) + extra)
+        code = subprocess.run(step, cwd=ROOT, env=step_env).returncode
         if code != 0:
             return code
     return 0
+
+
+# The browser tests run again with the page's Python on its main thread (its fallback mode,
+# ?thread=main): streaming, failures, Stop, settings, the actions, chats, restores and search,
+# in Chromium. The whole suite runs in the default mode (a Web Worker), in every engine.
+MAIN_THREAD_MATRIX = (
+    "tests/test_browser.py",
+    "tests/test_browser_actions.py",
+    "tests/test_browser_chats.py",
+    "tests/test_browser_restore.py",
+    "tests/test_browser_search.py",
+)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

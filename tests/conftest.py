@@ -181,25 +181,30 @@ ACTIONS = frozenset(
 )
 
 
+def _wrap(page: Any, result: Any) -> Any:
+    """Locators and element handles that settle their actions (lists of them too)."""
+    kind = type(result).__name__
+    if kind in ("Locator", "ElementHandle", "JSHandle"):
+        return SettledLocator(page, result)
+    if isinstance(result, list) and result and type(result[0]).__name__ == "ElementHandle":
+        return [SettledLocator(page, r) for r in result]
+    return result
+
+
 def _settling(page: Any, value: Any) -> Any:
-    """``value`` (an attribute of a page or locator) with its actions settled, and the
-    locators it makes settling too."""
-    if type(value).__name__ == "Locator":
-        return SettledLocator(page, value)
+    """``value`` (an attribute of a page, locator or element) with its actions settled, and
+    the locators and elements it makes settling too."""
     if not callable(value):
-        return value
+        return _wrap(page, value)
 
     def call(*args: Any, **kw: Any) -> Any:
-        result = value(*args, **kw)
-        if type(result).__name__ == "Locator":
-            return SettledLocator(page, result)
-        return result
+        return _wrap(page, value(*args, **kw))
 
     return call
 
 
 class SettledLocator:
-    """A Playwright locator whose actions wait as ``SettledPage``'s do."""
+    """A Playwright locator (or element handle) whose actions wait as ``SettledPage``'s do."""
 
     def __init__(self, page: Any, locator: Any) -> None:
         self._page = page
@@ -237,7 +242,9 @@ class SettledPage:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.raw, name)
-        if name in ("locator", "get_by_role", "get_by_text", "get_by_label"):
+        if name in ("locator", "get_by_role", "get_by_text", "get_by_label", "query_selector"):
+            return _settling(self.raw, attr)
+        if name in ("query_selector_all", "wait_for_selector"):
             return _settling(self.raw, attr)
         if name not in ACTIONS:
             return attr

@@ -244,6 +244,8 @@ function start(runtime, config, extra = {}) {
 // worker starts and shows them again, told which answers ended this way.
 let deaths = 0;
 async function died(runtime, view, config, message) {
+  if (runtime.dead) return; // (a fatal error is told twice: Pyodide's message, the error event)
+  runtime.dead = true;
   runtime.stop();
   view.close();
   deaths++;

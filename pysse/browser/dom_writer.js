@@ -20,12 +20,18 @@ export class DomWriter {
   apply(update) {
     const ops = update.ops || [];
     const tails = update.tails || [""];
-    // Tails that change, and those of containers the ops touch, come off first.
+    // Tails of containers the ops touch come off first. A tail that only changed, in a
+    // container nothing is appended to (most frames: a few more characters of the open
+    // paragraph), is patched in place instead (morphTail): its elements stay, only what
+    // differs changes, so a frame costs the browser the changed text, not a new subtree.
     const touched = Math.min(tails.length - 1, ...ops.map((op) => op[0]));
     for (let k = this.boxes.length - 1; k >= 0; k--) {
-      if (k >= touched || k >= tails.length || tails[k] !== this.tails[k]) {
+      if (k >= touched || k >= tails.length) {
         this.removeAfter(k, this.settled[k]);
         this.tails[k] = "";
+      } else if (tails[k] !== this.tails[k]) {
+        this.morphTail(k, tails[k]);
+        this.tails[k] = tails[k];
       }
     }
     for (const [depth, html, opens, replaces] of ops) {
@@ -53,6 +59,14 @@ export class DomWriter {
     });
   }
 
+  // The nodes after container k's settled ones become those of `html`, keeping every node
+  // of the same shape (tag and attribute names) and changing only what differs.
+  morphTail(k, html) {
+    const tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    morphList(this.boxes[k], [...this.boxes[k].childNodes].slice(this.settled[k]), tpl.content);
+  }
+
   closeBelow(depth) {
     for (const stack of [this.boxes, this.settled, this.marks, this.tails]) {
       if (stack.length > depth + 1) stack.length = depth + 1;
@@ -63,4 +77,31 @@ export class DomWriter {
     const box = this.boxes[k];
     while (box.childNodes.length > n) box.lastChild.remove();
   }
+}
+
+const sameNames = (a, b) => {
+  if (a.attributes.length !== b.attributes.length) return false;
+  for (let i = 0; i < a.attributes.length; i++) {
+    if (a.attributes[i].name !== b.attributes[i].name) return false;
+  }
+  return true;
+};
+
+// Make `old` (the nodes `parent` has, in order, from where they start) into `next`'s child
+// nodes: a node of the same shape is patched, any other replaced by the new one.
+function morphList(parent, old, next) {
+  const nodes = [...next.childNodes];
+  nodes.forEach((b, i) => {
+    const a = old[i];
+    if (!a) parent.appendChild(b);
+    else if (a.nodeType !== b.nodeType || (a.nodeType === 1 && (a.tagName !== b.tagName || !sameNames(a, b)))) {
+      parent.replaceChild(b, a);
+    } else if (a.nodeType === 1) {
+      for (const { name, value } of b.attributes) if (a.getAttribute(name) !== value) a.setAttribute(name, value);
+      morphList(a, [...a.childNodes], b);
+    } else if (a.data !== b.data) {
+      a.data = b.data;
+    }
+  });
+  for (let i = nodes.length; i < old.length; i++) old[i].remove();
 }
