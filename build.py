@@ -560,13 +560,13 @@ def lazy_manifest(site: Path, boot: BootAssets) -> dict[str, object]:
 
 def head_links(manifest: dict[str, object]) -> list[str]:
     """Start every download while the HTML is parsed, not one after another as boot needs
-    them: the main thread's modules, and the runtime's wasm and what the boot path reads (the
-    worker that boots Python reads them from the HTTP cache: immutable, same origin)."""
+    them: the main thread's modules, and the runtime's wasm and what the plain start reads (a
+    first visit starts plain: web/boot.js ``choosePath``; a later one restores the snapshot
+    the service worker cached, and these come from the caches). The worker that boots Python
+    reads them from the HTTP cache: immutable, same origin."""
     base = str(manifest["pyodide"])
-    run: Any = manifest["snapshot"] or manifest["plain"]
+    run: Any = manifest["plain"]
     fetches = [f"{base}pyodide.asm.wasm", run["stdlib"]["url"], *(z["url"] for z in run["zips"])]
-    if manifest["snapshot"]:
-        fetches.append(run["url"])
     modules = ["view.js", "dom_writer.js"]
     data = json.dumps(manifest, separators=(",", ":")).replace("</", "<\\/")
     return [
@@ -639,22 +639,22 @@ def build_site(
 
 def write_service_worker(site: Path, manifest: dict[str, object]) -> None:
     """``sw.js`` with this build's lists (web/sw.js): the page's own files, what the page boots
-    from on its first path (cached when the service worker installs: the HTTP cache has them
-    by then), every content-addressed file (older builds' files are dropped), and the
-    build's identity (a new one makes the browser install the new worker)."""
+    from (cached when the service worker installs, once the first visit is ready: the plain
+    start's files from the HTTP cache, the snapshot's from the network, idle, for the next
+    visit), every content-addressed file (older builds' files are dropped), and the build's
+    identity (a new one makes the browser install the new worker)."""
     shell = sorted(
         p.name
         for p in site.iterdir()
         if p.is_file() and p.suffix in (".html", ".js", ".css", ".json") and p.name != "sw.js"
     )
     base = str(manifest["pyodide"])
-    run: Any = manifest["snapshot"] or manifest["plain"]
-    runtime = [
-        *(f"{base}{f}" for f in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")),
-        run["stdlib"]["url"],
-        *(z["url"] for z in run["zips"]),
-        *([run["url"]] if manifest["snapshot"] else []),
-    ]
+    runtime = [f"{base}{f}" for f in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")]
+    for name in ("plain", "snapshot"):  # the plain start's (in the HTTP cache after a first
+        run: Any = manifest[name]  # visit), the snapshot's (fetched idle, for the next visit)
+        if run:
+            runtime += [run["stdlib"]["url"], *(z["url"] for z in run["zips"])]
+            runtime += [run["url"]] if name == "snapshot" else []
     keep = sorted(
         str(p.relative_to(site))
         for folder in ("boot", "pyodide")
@@ -667,7 +667,7 @@ def write_service_worker(site: Path, manifest: dict[str, object]) -> None:
     h.update("\n".join(keep).encode())
     lists = {
         "BUILD": h.hexdigest()[:16],
-        "SHELL": ["", *shell],
+        "SHELL": ["./", *shell],  # ("./": index.html as the page's address; "" would be sw.js)
         "RUNTIME": runtime,
         "KEEP": keep,
     }

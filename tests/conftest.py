@@ -307,9 +307,11 @@ class Page:
         settings: dict[str, Any] | None = None,
         viewport: dict[str, int] | None = None,
         thread: str | None = None,
+        boot: str = "",
         **context: Any,
     ) -> None:
         self.thread = thread or PAGE_THREAD
+        self.boot = boot  # "snapshot" or "plain" (?boot=); "": the page's own choice
         # (the service worker has tests of its own: test_browser_offline.py)
         context.setdefault("service_workers", "block")
         self.ctx = browser.new_context(
@@ -331,7 +333,9 @@ class Page:
 
     @property
     def url(self) -> str:
-        return self.base + ("/?thread=main" if self.thread == "main" else "/")
+        query = {"thread": "main" if self.thread == "main" else "", "boot": self.boot}
+        shown = "&".join(f"{k}={v}" for k, v in query.items() if v)
+        return self.base + "/" + (f"?{shown}" if shown else "")
 
     def open(self, wait_ready: bool = True) -> Any:
         self.page.goto(self.url)
@@ -443,10 +447,11 @@ def open_chat(engine: Any, engine_server: LiveServer) -> Iterator[Any]:
         height: int = 700,
         base: str | None = None,
         without: tuple[str, ...] = (),
+        path: str = "/",
     ) -> Any:
         chat = Chat(engine.new_page(width, height), base or engine_server.url)
         chats.append(chat)
-        return chat.open(settings, without=without)
+        return chat.open(settings, path=path, without=without)
 
     yield make
     problems = []

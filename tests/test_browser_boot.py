@@ -14,6 +14,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 
@@ -53,7 +54,7 @@ def wheel_modules(site: Path) -> set[str]:
 
 
 def test_boots_from_the_snapshot_with_every_page_module_in_it(make_page: Any, site: Path) -> None:
-    p = make_page()
+    p = make_page(boot="snapshot")
     page = p.open()
     assert boot_info(page) == {"path": "snapshot", "snapshotError": None}
     assert page.inner_text("[data-role=boot-text]") == "Ready"
@@ -79,7 +80,7 @@ def test_boots_from_the_snapshot_with_every_page_module_in_it(make_page: Any, si
 def test_every_visitor_gets_its_own_random_state(make_page: Any) -> None:
     draws = []
     for _ in range(2):
-        page = make_page().open()
+        page = make_page(boot="snapshot").open()
         assert boot_info(page)["path"] == "snapshot"
         draws.append(page.evaluate("() => pysse.py('import random; random.random()')"))
     assert draws[0] != draws[1]
@@ -93,7 +94,7 @@ def test_what_boot_imported_is_out_of_the_collectors_sight(
 ) -> None:
     # Else every full collection walks the whole imported world again: a long task while an
     # answer streams (the bench's CPU-4x rows).
-    page = make_page().open()
+    page = make_page(boot="snapshot").open()
     assert boot_info(page)["path"] == "snapshot"
     assert page.evaluate(FROZEN) > 10_000
     p = Page(browser, other_sites["plain"].url)
@@ -112,7 +113,7 @@ def test_the_snapshot_fits_any_locale(browser: Any, server: LiveServer, locale: 
     ctx = browser.new_context(locale=locale)
     try:
         page = ctx.new_page()
-        page.goto(server.url + "/")
+        page.goto(server.url + "/?boot=snapshot")
         page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
         assert boot_info(page) == {"path": "snapshot", "snapshotError": None}
     finally:
@@ -132,11 +133,39 @@ def other_build(page: Any, site: Path) -> None:
     html = (site / "index.html").read_text()
     stamp = manifest(site)["snapshot"]["stamp"]
     page.route(
-        "**/",
+        lambda url: urlparse(url).path == "/",  # (whatever its query: ?boot=snapshot)
         lambda route: route.fulfill(
             body=html.replace(stamp, "0" * len(stamp)), content_type="text/html"
         ),
     )
+
+
+def test_a_first_visit_starts_plain_and_a_later_one_restores_what_it_cached(
+    make_page: Any,
+) -> None:
+    """By default a visit restores the snapshot only when it is in the page's cache (the
+    service worker fetched it, idle, after an earlier visit: ~3.5 MB a first visit need not
+    wait for); else it starts plain."""
+    p = make_page(service_workers="allow")
+    page = p.open()
+    assert boot_info(page) == {"path": "plain", "snapshotError": None}
+    got = page.evaluate(CACHED_SNAPSHOT)
+    assert got, "the service worker never cached the snapshot"
+    page = p.reload()
+    assert boot_info(page) == {"path": "snapshot", "snapshotError": None}
+    p.send("/demo echo restored")
+    assert p.wait_done().get_attribute("data-text") == "restored"
+
+
+CACHED_SNAPSHOT = """async () => {
+  const reg = await navigator.serviceWorker.ready;
+  for (let i = 0; i < 600; i++) {  // its install caches the runtime: up to a minute
+    const cache = await caches.open('pysse-runtime');
+    if ((await cache.keys()).some((r) => r.url.endsWith('/app.snap'))) return true;
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  return false;
+}"""
 
 
 @pytest.mark.parametrize(
@@ -148,7 +177,7 @@ def other_build(page: Any, site: Path) -> None:
     ],
 )
 def test_falls_back_to_a_plain_start(make_page: Any, site: Path, case: str, why: str) -> None:
-    p = make_page()
+    p = make_page(boot="snapshot")
     page = p.page
     warnings: list[str] = []
     page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)

@@ -19,7 +19,12 @@ from support import LiveServer
 
 pytestmark = pytest.mark.browser
 
-CONTROLLED = "() => navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)"
+CONTROLLED = """async () => { await navigator.serviceWorker.ready;
+  const sw = navigator.serviceWorker.controller;
+  for (let i = 0; sw && sw.state !== 'activated' && i < 300; i++) {
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  return !!sw && sw.state === 'activated'; }"""
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ FROZEN = "() => pysse.py('import gc; gc.get_freeze_count()')"
 def test_boots_from_the_snapshot_with_its_heap_check_and_answers_in_every_format(
     open_chat: Any,
 ) -> None:
-    chat = open_chat()
+    chat = open_chat(path="/?boot=snapshot")
     # The snapshot was used: its fresh-heap check (web/boot.js undoDelta) passed in this engine.
     assert chat.page.evaluate("() => window.pysseBoot") == {
         "path": "snapshot",

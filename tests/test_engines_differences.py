@@ -61,7 +61,8 @@ def test_without_scheduler_idle_callbacks_or_indexeddb_the_page_works(open_chat:
     # IndexedDB. Boot, answer, copy and the notice about storage, in every engine.
     # (taken from the page's window: where its Python runs there, the main-thread mode)
     chat = open_chat(
-        without=("scheduler", "requestIdleCallback", "indexedDB"), path="/?thread=main"
+        without=("scheduler", "requestIdleCallback", "indexedDB"),
+        path="/?thread=main&boot=snapshot",
     )
     assert chat.page.evaluate("() => [typeof scheduler, typeof requestIdleCallback]") == [
         "undefined",

@@ -15,6 +15,9 @@ const SETTINGS_KEY = "pysse.settings.v1";
 const QUEUED = " Your message goes out when it is ready.";
 
 class BootError extends Error {}
+// How Python starts: "auto" (the snapshot when a visit cached it, else plain), "snapshot",
+// "plain" (?boot=...: for tests and tools).
+const bootPath = new URLSearchParams(location.search).get("boot") || "auto";
 class WorkerUnavailable extends Error {}
 
 const early = [];
@@ -134,18 +137,18 @@ function inWorker(boot) {
       if (!up) reject(new WorkerUnavailable(why));
       else listener({ t: "dead", message: why });
     };
-    worker.postMessage({ t: "boot", manifest: boot });
+    worker.postMessage({ t: "boot", manifest: boot, path: bootPath });
   });
 }
 
 // The page's Python on this thread (the fallback): the same messages, as direct calls.
 async function onMainThread(boot) {
-  const [{ startPython, BootError: Failed }, bridge] = await Promise.all([import("./boot.js"), import("./bridge.js")]);
+  const [{ startPython, choosePath, BootError: Failed }, bridge] = await Promise.all([import("./boot.js"), import("./bridge.js")]);
   await import("./store.js");
   globalThis.pysseBridge = bridge;
   let started;
   try {
-    started = await startPython(boot, onProgress);
+    started = await startPython(await choosePath(boot, bootPath), onProgress);
   } catch (e) {
     throw e instanceof Failed ? new BootError(e.message) : e;
   }

@@ -198,6 +198,24 @@ async function plain(manifest, bytes, phase) {
   return py;
 }
 
+// Which way to start: the snapshot is ~3.5 MB more to download on a first visit than the plain
+// start (docs/boot.md, "Snapshot or not"), and a restore instead of an interpreter's start on
+// later visits. So by default ("auto") a visit restores the snapshot only when it is here
+// already (the service worker fetched it, idle, after an earlier visit: sw.js), and starts
+// plain otherwise. "snapshot" and "plain" (?boot=...) choose.
+export async function choosePath(manifest, wanted = "auto") {
+  if (!manifest.snapshot || wanted === "snapshot") return manifest;
+  const plainOnly = { ...manifest, snapshot: null };
+  if (wanted === "plain") return plainOnly;
+  try {
+    const cache = await caches.open("pysse-runtime"); // (web/sw.js's)
+    const here = await Promise.all([manifest.snapshot, manifest.snapshot.stdlib, ...manifest.snapshot.zips]
+      .map((f) => cache.match(abs(f.url))));
+    if (here.every(Boolean)) return manifest;
+  } catch (e) { /* no Cache API here (an insecure origin): start plain */ }
+  return plainOnly;
+}
+
 // Python with pysse.browser imported. onProgress(fraction 0..1 of the downloads, or a phase
 // label) is called as boot goes; the returned object says which path was taken and why.
 export async function startPython(manifest, onProgress) {

@@ -8,8 +8,8 @@
 // build.py writes the three lists below (this build's files); everything else (the relay,
 // other origins, POSTs) passes through untouched.
 const BUILD = "dev"; // build.py: a hash of this build
-const SHELL = []; // build.py: the page's own files ("" is index.html)
-const RUNTIME = []; // build.py: what the page boots from, on the path it takes first
+const SHELL = []; // build.py: the page's own files ("./" is index.html)
+const RUNTIME = []; // build.py: what the page boots from: the plain start's, the snapshot's
 const KEEP = []; // build.py: every content-addressed file of this build (lazy ones too)
 const IMMUTABLE = ["boot/", "pyodide/"]; // content-addressed: never change
 
@@ -86,5 +86,5 @@ self.addEventListener("fetch", (event) => {
   if (!local(url)) return;
   const path = rel(url);
   if (IMMUTABLE.some((p) => path.startsWith(p))) event.respondWith(immutable(req));
-  else if (SHELL.includes(path)) event.respondWith(shell(req));
+  else if (SHELL.includes(path || "./")) event.respondWith(shell(req));
 });

@@ -2,7 +2,7 @@
 // snapshot, or a plain start), with the network (bridge.js: fetch and the read loop) and the
 // chat store (store.js: IndexedDB) beside it, so the page's main thread only draws, scrolls and
 // takes input (web/app.js, web/view.js). Messages: see pysse/browser/host.py.
-import { BootError, startPython } from "./boot.js";
+import { BootError, choosePath, startPython } from "./boot.js";
 import * as bridge from "./bridge.js";
 import "./store.js"; // globalThis.pysseStore
 
@@ -39,16 +39,17 @@ function early({ url, headers, body, timeouts }) {
 
 self.onmessage = (e) => {
   const m = e.data;
-  if (m.t === "boot") boot(m.manifest);
+  if (m.t === "boot") boot(m.manifest, m.path);
   else if (m.t === "early") early(m.request);
   else if (host) host.receive(m);
   else waiting.push(m);
 };
 
-async function boot(manifest) {
+async function boot(manifest, wanted) {
   let py;
   try {
-    const started = await startPython(manifest, (p) => postMessage({ t: "progress", ...p }));
+    const chosen = await choosePath(manifest, wanted || "auto");
+    const started = await startPython(chosen, (p) => postMessage({ t: "progress", ...p }));
     py = started.py;
     // A fatal error (the wasm stack exhausted, out of memory) kills this Python for good:
     // the page is told, keeps what it shows, and can start another worker.

@@ -1,8 +1,11 @@
 // DomWriter in JavaScript: applies pysse's streaming-markdown updates to a DOM element, for a
-// page whose Python runs in a Web Worker (the worker posts each update: pysse.browser.remote).
-// The same algorithm as pysse/render/dom.py, which documents it: settled HTML is appended
-// and parsed once, never replaced; only the tails (the unsettled ends of the open containers)
-// are replaced each frame.
+// page whose Python runs in a Web Worker (the bundled page's view, web/view.js; or an
+// embedder's worker that posts each update: pysse.browser.remote). The same algorithm as
+// pysse/render/dom.py, which documents it: settled HTML is appended and parsed once, never
+// replaced; only the tails (the unsettled ends of the open containers) change each frame, and
+// here a tail is patched in place rather than replaced (morphTail: the browser then styles,
+// lays out and paints the characters that came, not a new subtree; the resulting DOM is the
+// same, so the final HTML still equals a one-shot render).
 //
 // An update is {ops: [[depth, html, opens, replaces], ...], tails: [html, ...], final}.
 //
