@@ -98,9 +98,10 @@ def test_a_worker_whose_python_dies_leaves_the_answer_its_text_and_starts_again(
     stored = wait_stored(page, lambda s: any(m.get("state") == "error" for m in stored_answers(s)))
     (kept,) = [m for m in stored_answers(stored) if m.get("state") == "error"]
     assert kept["text"] == text
+    p.errors.clear()  # (the fatal error, reported by the worker, was this test's doing)
     p.send("/demo echo alive")
+    page.wait_for_function("() => document.querySelectorAll('[data-role=assistant]').length === 2")
     assert p.wait_done().get_attribute("data-text") == "alive"
-    p.errors.clear()  # (the fatal error was this test's doing)
 
 
 BUSY = """import time

@@ -302,6 +302,7 @@ function serviceWorker() {
   };
   navigator.serviceWorker.addEventListener("controllerchange", () => { if (taking) location.reload(); });
   navigator.serviceWorker.register("sw.js").then((reg) => {
+    if (!reg) return; // (registration refused: the page works, without its cache)
     if (reg.waiting && navigator.serviceWorker.controller) offer(reg.waiting);
     reg.addEventListener("updatefound", () => {
       const next = reg.installing;

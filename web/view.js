@@ -98,7 +98,7 @@ export class View {
     this.doneSeq = 0; // the last frame whose events Python handled (its reply applied)
     this.waiters = [];
     this.lastTick = -Infinity; // when the last frame message went (rAF time)
-    this.gap = 33; // ms between renders: the cadence (measureFrame)
+    this.gap = 0; // ms between renders: the cadence (measureFrame)
     this.cost = 0; // the rendering's cost a frame, a moving average (ms)
     this.stats = { batches: 0, ops: 0, applyMs: 0, longestApplyMs: 0, frames: 0, errors: 0 };
     const $ = (sel) => document.querySelector(sel);
@@ -238,17 +238,17 @@ export class View {
   }
 
   // What the browser's rendering of the last ops cost: from this frame's callbacks to the
-  // first task after them (style, layout and paint run in between). While it takes a large
-  // share of a frame, the page renders less often: 30 a second by default (a text streaming
-  // in reads no smoother at 60, and each render has a cost of its own), 20 when rendering
-  // takes over 4 ms, 15 (never fewer) over 8 ms: a phone's four times slower frames.
+  // first task after them (style, layout and paint run in between). One render a frame while
+  // the main thread has room; while rendering takes over a quarter of a frame (4 ms), every
+  // other frame, then 20 and at the least 15 renders a second (over 8 and 12 ms: a phone's
+  // four times slower frames). The final state never waits: Python sends it at once.
   measureFrame(start) {
     if (!this.probe) {
       this.probe = new MessageChannel();
       this.probe.port1.onmessage = () => {
         const took = performance.now() - this.probeStart;
         this.cost = this.cost * 0.8 + took * 0.2;
-        this.gap = this.cost > 8 ? 66 : this.cost > 4 ? 50 : 33;
+        this.gap = this.cost > 12 ? 66 : this.cost > 8 ? 50 : this.cost > 4 ? 33 : 0;
         this.stats.renderCost = Math.round(this.cost * 100) / 100;
         this.stats.gap = this.gap;
       };

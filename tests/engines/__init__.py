@@ -17,6 +17,7 @@ works in WebKit, and the same in every engine.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import Any, Literal
@@ -31,11 +32,35 @@ class EngineUnavailable(RuntimeError):
     """The engine is not installed here (the message says how to get it)."""
 
 
+def _settling(action: Any) -> Any:
+    """``action`` (a click, a key, typing), then a wait until the page's Python handled what
+    it did (it answers by message, a frame later: ``pysse.settled()``)."""
+
+    def act(self: EnginePage, *args: Any, **kw: Any) -> Any:
+        result = action(self, *args, **kw)
+        self.settled()
+        return result
+
+    return act
+
+
 class EnginePage:
     """One tab with its own storage. Subclasses implement the primitives; the waits and the
-    chat-page helpers are written once, on top of ``evaluate``."""
+    chat-page helpers are written once, on top of ``evaluate``. A subclass's ``type``,
+    ``press`` and ``click`` return once the page's Python has handled them."""
 
     engine: EngineName
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        for name in ("type", "press", "click"):
+            if name in cls.__dict__:
+                setattr(cls, name, _settling(cls.__dict__[name]))
+
+    def settled(self) -> None:
+        # (a page that navigated under the wait has nothing left to wait for)
+        with contextlib.suppress(Exception):
+            self.evaluate("() => window.pysse ? window.pysse.settled() : null")
 
     # -- primitives (one per engine) ---------------------------------------------------------
 
