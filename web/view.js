@@ -168,6 +168,7 @@ export class View {
       this.apply(msg.ops, msg.blobs || []);
       this.unacked = true;
       if (msg.want) this.wanted = true;
+      if (msg.now) this.lastTick = -Infinity; // an answer ended: no cadence before the rest
       this.schedule();
     } else if (msg.t === "want") {
       this.wanted = true;

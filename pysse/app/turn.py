@@ -284,6 +284,7 @@ class Turn(CallListener):
 
     def on_finish(self, finish: Finish) -> None:
         self._send_text()
+        self.el.ownerDocument.ops.urgent = True  # (the final state waits for no cadence)
         if self.thinking:
             self._end_thinking()
         if self.thought_total_ms is not None or self.earlier_reasoning:

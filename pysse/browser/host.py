@@ -175,7 +175,9 @@ class PageHost:
                 "blobs": buffers,
                 "want": self.loop.pending or bool(doc.ops),
                 "seq": self._seq,
+                "now": doc.ops.urgent,
             }
+            doc.ops.urgent = False
             self._awaiting = True
             self._ack = False
             self._send(js_obj(message), to_js([b.buffer for b in buffers]))

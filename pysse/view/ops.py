@@ -66,6 +66,7 @@ class Ops:
         self._sizes: list[int] = []
         self.taken = 0  # ops handed to the view so far (stats)
         self.on_first = on_first
+        self.urgent = False  # an answer ended: the view applies it and asks for more at once
 
     def __len__(self) -> int:
         return len(self._items)
