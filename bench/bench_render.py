@@ -169,6 +169,9 @@ class Recorder:
             self.cdp.remove_listener(name, handler)
         if self.complete is None:
             raise RuntimeError("the trace did not complete in 300 s")
+        dump = os.environ.get("PYSSE_RENDER_DUMP")  # the kept events, to read them apart
+        if dump:
+            Path(dump).write_text(json.dumps(self.events))
         return self.events
 
     @property
@@ -180,8 +183,14 @@ class Recorder:
 
 
 def row_of(s: FrameStats) -> Row:
-    """One stream's figures, flat (every number the tables show, and a few more)."""
+    """One stream's figures, flat (every number the tables show, and a few more). With
+    ``PYSSE_RENDER_TOP=N`` the N trace events of most self time are printed beside it: where
+    a frame's milliseconds go, by Chromium's own names."""
     k = s.by_kind
+    top = int(os.environ.get("PYSSE_RENDER_TOP", "0") or 0)
+    if top:
+        named = sorted(s.self_by_name.items(), key=lambda kv: -kv[1])[:top]
+        print("    self time by event:", ", ".join(f"{n} {ms:,.0f}" for n, ms in named))
     return {
         "window_s": s.window_ms / 1000,
         "frames": s.frames,

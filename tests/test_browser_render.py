@@ -90,9 +90,37 @@ def test_long_code_block_is_highlighted_once_when_it_closes(
         timeout=60_000,
     )
     assert page.evaluate(f"() => {LAST}.querySelector('.codeblock [class^=hl-]')") is None
+    # Open, its lines are in blocks of at most 32 (the browser lays out the new lines, not the
+    # whole fence), and read as text they are exactly the lines that came, in order.
+    blocks = page.evaluate(
+        f"""() => {{ const code = {LAST}.querySelector('.codeblock code');
+          return {{text: code.innerText,
+                   lines: [...code.children].map((b) => b.className === 'lines'
+                                                 && b.textContent.split('\\n').length)}}; }}"""
+    )
+    assert all(blocks["lines"]) and max(blocks["lines"]) <= 32 and len(blocks["lines"]) >= 2
+    body = text[text.index("\n", text.index("```")) + 1 : cut]
+    assert body.startswith(blocks["text"].rstrip("\n")) and len(blocks["text"].splitlines()) > 40
     sse_server.last_request.release()
     msg = p.wait_done()
     assert msg.query_selector(".codeblock.incomplete") is None
     assert msg.query_selector(".codeblock .hl-k") is not None
+    shown = msg.evaluate("(m) => m.querySelector('.settled').innerHTML")
+    assert shown == normalized(page, render(text))
+
+
+def test_an_answer_that_ends_inside_a_fence_ends_as_a_one_shot_render(
+    make_page: Any, sse_server: ScriptServer
+) -> None:
+    # Its lines streamed in blocks (dom_writer.js); the fence never closes, so nothing replaces
+    # them: they are joined back into the one text node a one-shot render has.
+    text = answer_for("/demo code")
+    text = text[: text.rindex("```")] + "tail of a last line"
+    sse_server.play(Script.answer(split_deltas(text, random.Random(2), 1, 40)).paced(0.002))
+    p = make_page(settings={"relay": sse_server.url, "format": "openai-chat"})
+    page = p.open()
+    p.send("code, cut")
+    msg = p.wait_done()
+    assert msg.query_selector(".codeblock.incomplete code .lines") is None
     shown = msg.evaluate("(m) => m.querySelector('.settled').innerHTML")
     assert shown == normalized(page, render(text))

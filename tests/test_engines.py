@@ -326,3 +326,46 @@ def test_a_reader_scrolled_up_keeps_their_place(open_chat: Any, anchoring: str) 
     if anchoring == "page" or chat.engine == "webkit":
         assert chat.page.evaluate("() => pysse.view.hold.corrections") >= 1
     chat.page.click("[data-role=stop]")
+
+
+def test_an_open_fences_blocks_of_lines_lay_out_and_read_as_its_text(open_chat: Any) -> None:
+    # dom_writer.js puts an open fence's lines in blocks of 32 (display: block, each block's
+    # last line feed left to its end) so that the browser lays out the new lines only. With
+    # the page's own CSS, in this engine, that must look and read exactly as the plain text:
+    # batches of lines of every size, blank and blank-looking lines where blocks meet.
+    chat = open_chat()
+    shown = chat.page.evaluate(
+        """async () => {
+          const { DomWriter } = await import('./dom_writer.js');
+          const esc = (t) => t.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+          const lines = Array.from({length: 90}, (_, i) =>
+            (i % 7 === 3 ? '' : i % 11 === 5 ? '   ' : `line ${i} <x> & "y"`) + '\\n');
+          const msg = () => {
+            const m = document.createElement('div');
+            m.className = 'msg assistant';
+            m.innerHTML = '<div class="content"></div>';
+            document.body.append(m);
+            return m;
+          };
+          const open = '<div class="codeblock incomplete"><div class="code-head"></div>'
+            + '<pre tabindex="0"><code></code></pre></div>';
+          const plain = msg();
+          plain.firstChild.innerHTML = open.replace('<code>', '<code>' + esc(lines.join('')) + 'partial');
+          const streamed = msg();
+          const writer = new DomWriter(streamed.firstChild);
+          writer.apply({ops: [[0, open, true, false]], tails: ['', '']});
+          for (let i = 0, n = 1; i < lines.length; i += n, n = (n * 5) % 13 + 1) {
+            writer.apply({ops: [[1, esc(lines.slice(i, i + n).join('')), false, false]],
+                          tails: ['', 'par']});
+          }
+          writer.apply({ops: [], tails: ['', 'partial']});
+          const of = (m) => [m.querySelector('pre').getBoundingClientRect().height,
+                             m.querySelector('code').innerText, m.querySelectorAll('.lines').length];
+          const out = [of(plain), of(streamed)];
+          plain.remove(); streamed.remove();
+          return out;
+        }"""
+    )
+    (plain_height, plain_text, _), (streamed_height, streamed_text, blocks) = shown
+    assert blocks >= 3 and plain_height > 500
+    assert (streamed_height, streamed_text) == (plain_height, plain_text)
