@@ -32,7 +32,10 @@ Environment: ``PYSSE_BENCH_RUNS`` (3; medians), ``PYSSE_RENDER_KB`` (25),
 ``mixed,code``), ``PYSSE_RENDER_PARTS`` (``chromium,firefox``), ``PYSSE_RENDER_STACKS=1``
 (records JavaScript stacks: the forced layouts' callers; it costs CPU itself, so it is off by
 default), ``PYSSE_RENDER_OUT`` (build/render-bench.jsonl, rewritten each run; with
-``PYSSE_RENDER_TABLES=FILE`` only the tables of a saved run are printed).
+``PYSSE_RENDER_TABLES=FILE`` only the tables of a saved run are printed), ``PYSSE_RENDER_TOP=N``
+(prints the N trace events of most self time of each stream: where the milliseconds go, by
+Chromium's names), ``PYSSE_RENDER_DUMP=FILE`` (writes the kept events of the last trace, to
+read them apart: each layout's dirty and total objects, each task's contents).
 """
 
 from __future__ import annotations
