@@ -15,10 +15,12 @@ and makes two visits in one tab:
 
 * **cold**: the first visit. It starts plain (``web/boot.js``); as Python comes up (when it
   takes over the composer, just before ready) the page registers its service worker, whose
-  install caches the runtime (the snapshot's files fetched from the network; its first
-  loads may finish before ready, and count). The bench waits until that worker is
-  ``activated`` (web/sw.js: its install cached everything) and the page has kept the next
-  message's request (``pysse.next.v1``), and says what the service worker fetched.
+  install caches the runtime (the snapshot's files fetched from the network). Its first
+  loads (``sw.js``, the page's own files revalidated: ~10 KB, 13 requests) finish before
+  ready in some runs and not in others, and count when they do: a cold visit's requests
+  vary by that much. The bench waits until that worker is ``activated`` (web/sw.js: its
+  install cached everything) and the page has kept the next message's request
+  (``pysse.next.v1``), and says what the service worker fetched.
 * **warm**: the same address again, the service worker in control: the runtime comes from
   its cache, the page's own files from the network first (revalidated, ``no-cache``).
 
@@ -482,7 +484,7 @@ def main() -> list[str]:
 
 def line(v: Visit) -> str:
     text = (
-        f"{v.kind} {v.boot:8} ready {v.ready:7.0f} ms {v.bytes / 1e6:6.2f} MB"
+        f"{v.kind} {v.boot:8} ready {v.ready:7.0f} ms {v.bytes / 1e6:6.3f} MB"
         f" {v.requests:3} requests, message typed at {v.typed / 1000:.2f} s, request out {v.out / 1000:+6.2f} s,"
         f" first token {v.token / 1000:+6.2f} s"
     )
@@ -545,7 +547,7 @@ def table(
             boot = Counter(v.boot for v in vs).most_common(1)[0][0]
             rows.append(
                 f"| {name} | {LABEL[profile]} | {rate:g}x | {kind} | {boot}"
-                f" | {med([v.bytes for v in vs]) / 1e6:.2f} | {med([v.requests for v in vs]):.0f}"
+                f" | {med([v.bytes for v in vs]) / 1e6:.3f} | {med([v.requests for v in vs]):.0f}"
                 f" | {med([v.ready for v in vs]) / 1000:.2f}"
                 f" | {med([v.out for v in vs]) / 1000:+.2f}"
                 f" | {med([v.token for v in vs]) / 1000:+.2f} |"
