@@ -6,9 +6,11 @@ CDP throttling, traces, many viewports). What runs where: ``docs/engines.md``.""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image, ImageChops
 
 from engines.probe import AXE_PATH
 from pysse import ChatStream
@@ -369,3 +371,52 @@ def test_an_open_fences_blocks_of_lines_lay_out_and_read_as_its_text(open_chat: 
     (plain_height, plain_text, _), (streamed_height, streamed_text, blocks) = shown
     assert blocks >= 3 and plain_height > 500
     assert (streamed_height, streamed_text) == (plain_height, plain_text)
+
+
+def test_contained_list_items_and_table_cells_look_as_without_containment(
+    open_chat: Any, tmp_path: Path
+) -> None:
+    # style.css keeps each tight list item's layout and paint to itself (its clip widened past
+    # the marker where the engine can) and draws a table's borders as separate ones: both only
+    # for speed. In this engine, with the page's own CSS, the answer must look exactly as it
+    # does with plain collapsed borders and no containment: every marker, number, checkbox
+    # and border where it was.
+    chat = open_chat(width=700, height=500)
+    html = (
+        "<ul><li>plain item <strong>one</strong></li><li>item two<ul><li>nested</li></ul></li></ul>"
+        "<ol start='998'><li>numbered</li><li>numbered <code>two</code></li><li>three</li></ol>"
+        "<ul class='contains-task-list'><li class='task-list-item'>"
+        "<input class='task-list-item-checkbox' type='checkbox' disabled checked> done</li></ul>"
+        "<table><thead><tr><th>a</th><th>b</th></tr></thead>"
+        "<tbody><tr><td>1</td><td>two</td></tr><tr><td>3</td><td>four</td></tr></tbody></table>"
+    )
+    chat.page.evaluate(
+        """(html) => {
+          document.activeElement?.blur();
+          const m = document.createElement('div');
+          m.className = 'msg assistant';
+          m.innerHTML = '<div class="content"><div class="settled"></div></div>';
+          m.querySelector('.settled').innerHTML = html;
+          document.body.replaceChildren(m);
+        }""",
+        html,
+    )
+    plain = """() => document.head.insertAdjacentHTML('beforeend', `<style>
+      .msg .settled li:not(:has(> p)) { contain: none !important; overflow-clip-margin: 0 !important; }
+      .msg .content table { border-collapse: collapse !important; }
+      .msg .content th, .msg .content td { border: 1px solid var(--line) !important; }
+    </style>`)"""
+    shots = []
+    for step in ("contained", "again", "plain"):
+        if step == "plain":
+            chat.page.evaluate(plain)
+        chat.page.evaluate(
+            "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
+        chat.page.screenshot(str(tmp_path / f"{step}.png"))
+        shots.append(Image.open(tmp_path / f"{step}.png").convert("L"))
+    assert ImageChops.difference(shots[0], shots[1]).getbbox() is None  # the page is still
+    # Text may be antialiased a little differently (seen: up to 61 of 255 in Chromium, 41 in
+    # WebKit); a marker, a number, a checkbox or a border missing or moved is ~200.
+    worst = ImageChops.difference(shots[0], shots[2]).getextrema()[1]
+    assert worst < 110, f"{chat.engine}: the containment changed how the answer looks ({worst})"
