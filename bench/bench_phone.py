@@ -460,6 +460,31 @@ def boot_table(res: dict[tuple[str, str, float], list[Row]], rates: list[float])
     return rows
 
 
+def thread_table(res: dict[str, dict[tuple[str, str, float], list[Row]]]) -> list[str]:
+    """At 1x, by trace (thread CPU time: what holds on a shared machine): the main thread's
+    CPU, the worker's (its CPU at 1x, times four, is what a 4x phone's worker needs), the
+    longest main-thread task, and the tasks of 12.5 ms or more (50 ms on a 4x phone)."""
+    rows = [
+        "| 1x, by trace, median | site | main-thread CPU ms | worker CPU ms | longest task ms "
+        "| tasks >= 12.5 ms |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    order = {name: i for i, name in enumerate(SCRIPT_ORDER)}
+    for part in ("stream", "chats", "boot"):
+        keys = sorted(
+            (k for k in res.get(part, {}) if k[2] == 1 and "tasks_12" in res[part][k][0]),
+            key=lambda k: (order.get(k[0], -1), k[0], k[1]),
+        )
+        for what, site, _ in keys:
+            xs = res[part][what, site, 1]
+            label = what if part != "boot" else f"boot {what}"
+            rows.append(
+                f"| {label} | {site} | {_f(_m(xs, 'main_cpu'))} | {_f(_m(xs, 'worker_cpu'))} "
+                f"| {_f(_m(xs, 'longest_cpu'))} | {_f(_m(xs, 'tasks_12'))} |"
+            )
+    return rows if len(rows) > 2 else []
+
+
 SCRIPT_ORDER = stream_scripts()
 
 
@@ -536,6 +561,7 @@ def main() -> list[str]:
         chats_table(chats, rates) if chats else [],
         memory_table(chats) if chats else [],
         boot_table(boots, rates) if boots else [],
+        thread_table(res) if 1 in rates else [],
     ):
         if rows:
             print("\n".join(rows), "", sep="\n", flush=True)
