@@ -34,9 +34,19 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             module = [*base, *(node.module.split(".") if node.module else [])]
-            found.add(".".join(module))
-            found.update(".".join([*module, alias.name]) for alias in node.names)  # submodules
+            subs = {a.name for a in node.names if is_module([*module, a.name])}
+            found.update(".".join([*module, name]) for name in subs)
+            # ``from . import sibling`` is ``import pkg.sibling``: it needs the package's
+            # __init__ no more than any module of the package does; a name from it does
+            if len(subs) < len(node.names):
+                found.add(".".join(module))
     return found
+
+
+def is_module(parts: list[str]) -> bool:
+    """Whether ``parts`` (``["pysse", "render", "lazy"]``) names a module or package in the tree."""
+    base = PKG.parent.joinpath(*parts)
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 def name_of(path: Path) -> str:
