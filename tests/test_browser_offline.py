@@ -19,12 +19,14 @@ from support import LiveServer
 
 pytestmark = pytest.mark.browser
 
+# Read afresh each time: a worker that became active while the page was loading claims it
+# (clients.claim) a moment after `ready` settles, and only then is it the controller.
 CONTROLLED = """async () => { await navigator.serviceWorker.ready;
-  const sw = navigator.serviceWorker.controller;
-  for (let i = 0; sw && sw.state !== 'activated' && i < 300; i++) {
+  const active = () => navigator.serviceWorker.controller?.state === 'activated';
+  for (let i = 0; !active() && i < 300; i++) {
     await new Promise((ok) => setTimeout(ok, 100));
   }
-  return !!sw && sw.state === 'activated'; }"""
+  return active(); }"""
 
 
 @pytest.fixture
