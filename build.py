@@ -614,6 +614,11 @@ def build_site(
     }
     if fmt:
         config["format"] = fmt
+    from pysse.page.next_request import first_visit
+
+    first = first_visit(config)  # a first visit's message goes out before Python is up
+    if first is not None:
+        config["first"] = first
     (tmp / "site.json").write_text(json.dumps(config, indent=1))
     manifest = boot_manifest(tmp, pyodide, boot)
     index = tmp / "index.html"
@@ -830,13 +835,19 @@ def cmd_test(args: argparse.Namespace) -> int:
     if not args.pytest_args:  # the page's main-thread mode: its smaller matrix
         main_env = dict(env, PYSSE_PAGE_THREAD="main")
         steps.append(([*pytest, "-m", "browser", *MAIN_THREAD_MATRIX], main_env))
+    # Every step runs, a failed one too: CI then shows every failure of a run at once (the
+    # main-thread matrix used to go unseen behind a failure of the whole suite).
+    failed: list[tuple[str, int]] = []
     for step, step_env in steps:
         extra = " (PYSSE_PAGE_THREAD=main)" if step_env is not env else ""
-        log(" ".join(Path(step[0]).name if i == 0 else s for i, s in enumerate(step)) + extra)
+        shown = " ".join(Path(step[0]).name if i == 0 else s for i, s in enumerate(step)) + extra
+        log(shown)
         code = subprocess.run(step, cwd=ROOT, env=step_env).returncode
         if code != 0:
-            return code
-    return 0
+            failed.append((shown, code))
+    for shown, code in failed:
+        log(f"FAILED (exit {code}): {shown}")
+    return failed[0][1] if failed else 0
 
 
 # The browser tests run again with the page's Python on its main thread (its fallback mode,

@@ -128,23 +128,35 @@ def py(page: Any, code: str) -> Any:
 
 
 def beside_python(page: Any, code: str) -> Any:
-    """JavaScript ``code`` (an expression) run in the realm the page's Python runs in (its
-    worker, or the main thread): where IndexedDB is used, for instance. Its value, as JSON."""
-    run = f"from pyodide.code import run_js\nr = run_js({json.dumps(code)})\n"
-    return py(page, run + "r.to_py() if hasattr(r, 'to_py') else r")
+    """JavaScript ``code`` (an expression, maybe a promise) run in the realm the page's Python
+    runs in (its worker, or the main thread): where IndexedDB is used, for instance; awaited,
+    its value as JSON. In main-thread mode it is evaluated by the test driver, as the page's
+    policy (no 'unsafe-eval') forbids ``run_js`` there."""
+    if page.evaluate("() => pysse.mode") == "main":
+        return page.evaluate(f"async () => {{ const v = await ({code}); return v ?? null; }}")
+    return py(page, IN_WORKER.replace("CODE", json.dumps(code)))
 
 
-IN_STORE = """from pyodide.code import run_js
+IN_WORKER = """from pyodide.code import run_js
 import json
-value = await run_js(CODE)
+value = await run_js("(async () => (" + CODE + "))")()
 json.loads(run_js("(v) => JSON.stringify(v === undefined ? null : v)")(value))"""
+
+
+def wait_beside_python(page: Any, code: str, timeout: float = 60) -> Any:
+    """Poll ``beside_python(page, code)`` until its value is truthy; that value."""
+    deadline = time.monotonic() + timeout
+    while not (value := beside_python(page, code)):
+        assert time.monotonic() < deadline, f"never true: {code}"
+        time.sleep(0.05)
+    return value
 
 
 def in_store(page: Any, code: str) -> Any:
     """A JavaScript expression using ``pysseStore`` (web/store.js, maybe a promise), run where
     the page's Python keeps its chat store (its worker, or the main thread), awaited; its value
     as JSON."""
-    return py(page, IN_STORE.replace("CODE", json.dumps(code)))
+    return beside_python(page, code)
 
 
 def settled(page: Any) -> None:
@@ -308,6 +320,7 @@ class Page:
         viewport: dict[str, int] | None = None,
         thread: str | None = None,
         boot: str = "",
+        first_visit: bool = False,
         **context: Any,
     ) -> None:
         self.thread = thread or PAGE_THREAD
@@ -325,9 +338,10 @@ class Page:
         self.page.on("request", lambda r: self.requests.append(r.url))
         s = {"headers": "X-Demo-Pace: 0.05"}
         s.update(settings or {})
+        keep = "localStorage.setItem('pysse.settings.v1', " + json.dumps(json.dumps(s)) + ");"
         self.page.add_init_script(
-            "localStorage.setItem('pysse.settings.v1', " + json.dumps(json.dumps(s)) + ");"
-            "window.__frames = 0; (function tick(){ window.__frames++; "
+            ("" if first_visit else keep)  # (first_visit: nothing stored, as a new visitor)
+            + "window.__frames = 0; (function tick(){ window.__frames++; "
             "requestAnimationFrame(tick); })();"
         )
 

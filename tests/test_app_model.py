@@ -9,10 +9,12 @@ import json
 from collections.abc import Coroutine
 from typing import Any
 
+import pytest
 from model_page import RELAY, MemoryStore, ModelPage, ScriptNet
 
 from pysse.page.settings import SETTINGS_KEY
 from pysse.render.markdown import MarkdownPolicy, make_markdown, render
+from pysse.server.app import DEMO_PATHS
 from pysse.server.demo import RICH_ANSWER
 from pysse.testing import Script
 
@@ -324,3 +326,59 @@ def test_the_next_request_is_kept_for_a_message_sent_while_the_next_visit_starts
         assert json.dumps(page.net.requests[-1]["body"]) == filled  # byte for byte
 
     run(go())
+
+
+FIRST_VISIT_SITES = [
+    {"demo": DEMO_PATHS},  # build.py serve: the demo relay at the page's origin
+    {"demo": DEMO_PATHS, "format": "anthropic"},
+    {"relay": "/relay", "format": "gemini", "demo": DEMO_PATHS},  # serve --upstream
+    {"relay": "https://relay.example/v1/chat", "format": "openai-responses"},  # a deploy
+]
+
+
+@pytest.mark.parametrize("site", FIRST_VISIT_SITES)
+def test_a_first_visit_template_is_what_a_fresh_page_sends(site: dict[str, Any]) -> None:
+    """site.json's template (``first_visit``: build.py writes it, web/app.js fills it for a
+    message typed during a first visit's boot) is, filled, exactly the request a fresh page
+    with the default settings sends for that message: URL, headers and body byte for byte."""
+    from pysse.app.answers import NEXT_KEY
+    from pysse.page.next_request import ORIGIN_MARKER, first_visit
+
+    first = first_visit(site)
+    assert first is not None
+    made_for = first.pop("made_for")
+    assert made_for == {"relay": site.get("relay", ""), "format": site.get("format", "")}
+    first["url"] = first["url"].replace(ORIGIN_MARKER, "http://page.test")
+
+    async def go() -> None:
+        page = ModelPage(site=site)
+        await page.boot()
+        kept = json.loads(page.view.stored[NEXT_KEY])  # what the page itself keeps
+        assert {k: v for k, v in kept.items() if k != "chat"} == first
+        text = 'a "first" question — é ✓\n😀'
+        page.net.play(answer_bytes("the answer"))
+        page.send(text)
+        await page.settle()
+        sent = page.net.requests[-1]
+        assert sent["url"] == first["url"] and sent["headers"] == first["headers"]
+        assert json.dumps(sent["body"]) == first["body"].replace(
+            first["marker"], json.dumps(text)[1:-1]
+        )
+
+    run(go())
+
+
+@pytest.mark.parametrize(
+    ("site", "why"),
+    [
+        ({}, "no relay: the page shows how to set one up"),
+        ({"relay": "/relay"}, "format auto: the page asks the relay which it speaks first"),
+        ({"relay": "javascript:alert(1)", "format": "openai-chat"}, "not an http(s) URL"),
+    ],
+)
+def test_a_site_a_fresh_page_cannot_send_to_at_once_has_no_first_visit_template(
+    site: dict[str, Any], why: str
+) -> None:
+    from pysse.page.next_request import first_visit
+
+    assert first_visit(site) is None, why

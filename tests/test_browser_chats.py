@@ -18,6 +18,7 @@ from conftest import (
     py,
     settled,
     stored_answers,
+    wait_beside_python,
     wait_stored,
     wait_until,
 )
@@ -226,8 +227,8 @@ def test_storage_failure_is_reported_and_the_page_works_in_memory(
     assert log_texts(page) == ["/demo echo kept in memory", "kept in memory"]
 
 
-FULL = """IDBObjectStore.prototype.put = function () {
-  throw new DOMException('full', 'QuotaExceededError'); }; 1"""
+FULL = """(() => { IDBObjectStore.prototype.put = function () {
+  throw new DOMException('full', 'QuotaExceededError'); }; return 1; })()"""
 
 
 def titles_stored(stored: dict[str, Any]) -> list[str]:
@@ -289,9 +290,6 @@ HOLD_BODIES = """(() => { const get = pysseStore.get; globalThis.__held = [];
     : new Promise((go) => globalThis.__held.push(() => go(get(store, key)))); return 1; })()"""
 
 
-HELD = "from pyodide.code import run_js\nrun_js('globalThis.__held.length')"
-
-
 def test_the_chat_opened_last_is_the_one_shown(make_page: Any) -> None:
     """A chat read from the store (slowly: a long body) is not shown over the one opened
     after it: "New chat" was replaced by the chat clicked before it once its read ended,
@@ -307,7 +305,7 @@ def test_the_chat_opened_last_is_the_one_shown(make_page: Any) -> None:
     page = p.reload()  # "open one" is open; "stored one" is only in the store
     beside_python(page, HOLD_BODIES)  # (the store is read where Python runs)
     page.click("[data-role=chat-open] >> text=/demo echo stored one")
-    wait_until(page, "async (c) => (await pysse.py(c)) > 0", HELD)
+    wait_beside_python(page, "globalThis.__held.length")
     page.click("[data-role=new-chat]")
     beside_python(
         page, "(() => { for (const go of globalThis.__held.splice(0)) go(); return 1; })()"

@@ -15,7 +15,15 @@ import pytest
 from test_browser_a11y import THEMES, serious
 
 from bench.search_corpus import chat
-from conftest import axe_path, beside_python, in_store, py, settled, wait_until
+from conftest import (
+    axe_path,
+    beside_python,
+    in_store,
+    py,
+    settled,
+    wait_beside_python,
+    wait_until,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -269,7 +277,6 @@ def test_a_chat_stored_without_a_usable_search_record_is_read_whole_and_gets_one
 HOLD_READS = """(() => { const read = pysseStore.getMany; globalThis.__held = [];
   pysseStore.getMany = (store, keys) => store !== 'search' ? read(store, keys)
     : new Promise((go) => globalThis.__held.push(() => go(read(store, keys)))); return 1; })()"""
-HELD = "from pyodide.code import run_js\nrun_js('globalThis.__held.length')"
 
 
 def test_results_grow_while_the_chats_are_read(make_page: Any, tmp_path: Path) -> None:
@@ -282,7 +289,7 @@ def test_results_grow_while_the_chats_are_read(make_page: Any, tmp_path: Path) -
     p.reload()  # bench0017 (imported last) is the open chat: in memory
     beside_python(page, HOLD_READS)  # (the chats are read where Python runs)
     page.fill("[data-role=search]", "kaleidoscope")
-    wait_until(page, "async (c) => (await pysse.py(c)) > 0", HELD)
+    wait_beside_python(page, "globalThis.__held.length")
     page.wait_for_selector("[data-role=search-result][data-chat=bench0017]")
     assert page.get_attribute("[data-role=search-results]", "data-term") == ""  # searching
     assert page.inner_text("[data-role=search-count]") == "1 chat so far, searching…"

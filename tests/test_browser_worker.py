@@ -148,6 +148,37 @@ EARLY_AT = """(() => { const e = (globalThis.pysseEarly || [])[0];
   return e ? { at: performance.timeOrigin + e.at, adopted: e.adopted } : null; })()"""
 
 
+def test_a_first_visits_message_goes_out_before_python_is_up(make_page: Any) -> None:
+    """A first visit has kept nothing: site.json has the request a fresh page makes
+    (``pysse.page.next_request.first_visit``, written by the server). A message typed while
+    Python starts goes out from the worker at once; Python adopts it when it is up (the same
+    bytes): one request, its answer rendered whole."""
+    p = make_page(thread="worker", first_visit=True)
+    page = p.page
+    held: list[Any] = []  # site.json comes only after the message is sent (a slow network)
+    page.route("**/site.json", lambda route: held.append(route))
+    page.goto(p.url, wait_until="commit")
+    page.wait_for_selector("body[data-booting='1']")
+    page.fill("[data-role=prompt]", "/demo echo the early bird, first visit")
+    page.press("[data-role=prompt]", "Enter")
+    while not held:
+        page.wait_for_timeout(20)
+    assert not [u for u in p.requests if u.endswith("/completions")]  # (no template yet)
+    site = held[0].fetch()
+    assert site.json()["first"]["url"].endswith("/v1/chat/completions")
+    held[0].fulfill(response=site)
+    page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+    answer = p.wait_done()
+    assert answer.get_attribute("data-text") == "the early bird, first visit"
+    early = beside_python(page, EARLY_AT)
+    ready_at = page.evaluate("() => performance.timeOrigin + window.pysseReadyAt")
+    assert early["adopted"] and early["at"] < ready_at  # out before Python was up
+    assert beside_python(page, "globalThis.pysseEarly.length") == 1
+    assert [u for u in p.requests if u.endswith("/v1/chat/completions")] == [
+        p.base + "/v1/chat/completions"
+    ]  # one request: Python sent none of its own
+
+
 def test_a_message_sent_while_python_starts_goes_out_at_once(
     make_page: Any, sse_server: Any
 ) -> None:

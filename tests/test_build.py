@@ -60,8 +60,13 @@ def test_site_with_a_relay_and_format_writes_them_to_site_json(tmp_path: Path) -
     out = build.build_site(tmp_path / "site", relay="https://relay.example/relay", fmt="anthropic")
     config = json.loads((out / "site.json").read_text())
     assert config["relay"] == "https://relay.example/relay" and config["format"] == "anthropic"
+    first = config["first"]  # a first visit's message goes out before Python is up
+    assert first["url"] == config["relay"] and first["marker"] in first["body"]
+    assert "max_tokens" in json.loads(first["body"])  # written in Anthropic's format
+    assert first["made_for"] == {"relay": config["relay"], "format": "anthropic"}
     plain = json.loads((build.build_site(tmp_path / "plain") / "site.json").read_text())
     assert plain["relay"] == "" and "format" not in plain and "demo" not in plain
+    assert "first" not in plain  # no relay: a fresh page has nowhere to send
 
 
 def test_the_site_loads_the_math_wheels_in_order_and_never_ships_axe(site: Path) -> None:

@@ -26,11 +26,28 @@ const NEXT_KEY = "pysse.next.v1"; // the request a next message makes (pysse.app
 let earlyOut = null; // posts an early request to the worker, once it exists
 
 // The first message sent while Python starts goes out at once: the page kept, last visit,
-// the request a message sent next makes (only its text missing); the worker's JavaScript
-// sends it before Python is up, and Python adopts it (the very same bytes) when it is.
+// the request a message sent next makes (only its text missing); on a first visit, site.json
+// has the one a fresh page makes (pysse.page.next_request). The worker's JavaScript sends it
+// before Python is up, and Python adopts it (the very same bytes) when it is.
+let siteNow = null; // site.json, once fetched
+let earlyWaiting = null; // a first visit's message sent before site.json came: sent when it does
+const ORIGIN_MARKER = "\u0000pysse:origin\u0000"; // the page's origin in a first visit's URL
+// The template, null for none, undefined while site.json is still on its way.
+function keptTemplate() {
+  try {
+    const kept = localStorage.getItem(NEXT_KEY);
+    if (kept !== null) return JSON.parse(kept || "null"); // "": none for now (Python said)
+    if (localStorage.getItem(SETTINGS_KEY) !== null) return null; // settings only Python reads
+  } catch (e) { return null; }
+  if (!siteNow) return undefined;
+  const first = siteNow.first;
+  const made = first && first.made_for;
+  if (!made || made.relay !== (siteNow.relay || "") || made.format !== (siteNow.format || "")) return null;
+  return { ...first, url: first.url.split(ORIGIN_MARKER).join(location.origin) };
+}
 function earlyRequest(text) {
-  let template = null;
-  try { template = JSON.parse(localStorage.getItem(NEXT_KEY) || "null"); } catch (e) { return; }
+  const template = keptTemplate();
+  if (template === undefined) { earlyWaiting = text; return; }
   if (!template || !earlyOut) return;
   // The text as Python's json.dumps writes it (non-ASCII as \uXXXX): byte for byte.
   const escaped = JSON.stringify(text).slice(1, -1)
@@ -120,7 +137,10 @@ function inWorker(boot) {
       const m = e.data;
       if (up) { listener(m); return; }
       if (m.t === "progress") onProgress(m);
-      else if (m.t === "failed") reject(m.boot ? new BootError(m.message) : new Error(m.message));
+      else if (m.t === "failed") { // (ending it aborts an early request: its message is kept)
+        worker.terminate();
+        reject(m.boot ? new BootError(m.message) : new Error(m.message));
+      }
       else if (m.t === "up") {
         up = true;
         resolve({
@@ -323,7 +343,14 @@ function serviceWorker() {
 async function boot() {
   const t0 = performance.now();
   const site = siteConfig();
-  site.catch(() => {});
+  // (before boot's own wait for it: a waiting early request reaches the worker before the
+  // page's start does, so Python finds it to adopt)
+  site.then((c) => {
+    siteNow = c;
+    const text = earlyWaiting;
+    earlyWaiting = null;
+    if (text !== null && !bootFailed) earlyRequest(text);
+  }, () => { earlyWaiting = null; });
   show(5, "Loading Python…");
   const { runtime, notice } = await startRuntime(manifest());
   const config = await site;

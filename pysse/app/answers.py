@@ -8,7 +8,6 @@ The ``App`` owns the page; this owns the answers.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +16,9 @@ from ..page.call import Timeouts
 from ..page.conversation import Conversation, Message
 from ..page.extras_view import attr
 from ..page.message_view import announcement
+from ..page.next_request import TEXT_MARKER, outgoing, template, timeouts_of
 from ..page.recording import RECORDING_MAX, Recording
-from ..page.request import body_format, build_body, parse_header_lines, thinking_budget
+from ..page.request import body_format, parse_header_lines, thinking_budget
 from ..providers import get_provider
 from .inspector_panel import WHOLE_MAX, Restored
 from .platform import run_sliced, spawn
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MARKER", "NEXT_KEY", "Answers"]
 
-MARKER = "\u0000pysse:next\u0000"  # where the next message's text goes in the template
+MARKER = TEXT_MARKER  # where the next message's text goes in the template
 NEXT_KEY = "pysse.next.v1"  # localStorage: the template (web/app.js)
 
 
@@ -128,10 +128,8 @@ class Answers:
             messages = get_provider(fmt).continue_messages(history, partial)
         elif thinking and parent:  # earlier answers' reasoning, for Anthropic's rule
             messages = conv.turns(parent)
-        body = build_body(fmt, messages, model=s["model"], system=s["system"], thinking=thinking)
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        headers.update(parse_header_lines(s["headers"]))
-        return url, headers, json.dumps(body), fmt
+        headers, body = outgoing(s, fmt, messages, thinking)
+        return url, headers, body, fmt
 
     def next_request(self) -> dict[str, Any] | None:
         """The request a message sent next into the open chat would make, with ``MARKER`` for
@@ -145,16 +143,10 @@ class Answers:
         last = conv.path()[-1] if conv.messages else None
         history = [*(conv.history(last.id) if last else []), ("user", MARKER)]
         url, headers, body, _ = self.request(conv, history, None)
-        if json.dumps(MARKER)[1:-1] not in body or (last is not None and last.role != "assistant"):
+        found = template(url, headers, body, self._timeouts())
+        if found is None or (last is not None and last.role != "assistant"):
             return None
-        return {
-            "url": url,
-            "headers": headers,
-            "body": body,
-            "marker": json.dumps(MARKER)[1:-1],  # as it is written in the body
-            "chat": conv.id,
-            "timeouts": list(self._timeouts().ms()),
-        }
+        return {**found, "chat": conv.id}
 
     def _new_turn(
         self,
@@ -178,8 +170,7 @@ class Answers:
 
     def _timeouts(self) -> Timeouts:
         """The bridge's first-byte, idle and no-content timeouts, from Settings."""
-        s = self.app.settings
-        return Timeouts(float(s["first_byte_s"]), float(s["idle_s"]), float(s["content_s"]))
+        return timeouts_of(self.app.settings)
 
     def turn_finished(self, turn: Turn) -> None:
         if turn in self.active:

@@ -138,6 +138,7 @@ class App:
         for text in [*self.pending, *early]:
             self.send(text)
         self.pending.clear()
+        self.remember_next()  # (shown before it was ready: a fresh chat's template was none)
         self.doc.body.dataset.ready = "1"
         if "inspect=1" in self.platform.location.search:
             self.inspector.open()

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Mount, Route
 
+from ..page.next_request import first_visit
 from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
 from . import demo
@@ -145,6 +146,10 @@ def create_app(
         site_json = json.loads((site / "site.json").read_text())
         site_json.update(relay_cfg)
         site_json["demo"] = DEMO_PATHS
+        site_json.pop("first", None)  # (made for the site as built: this one is served)
+        first = first_visit(site_json)
+        if first is not None:  # a first visit's message goes out before Python is up
+            site_json["first"] = first
 
         async def site_config(request: Request) -> Response:
             return JSONResponse(site_json, headers={"cache-control": "no-cache"})
