@@ -778,8 +778,9 @@ def site_relay_check(relay: str, fmt: str | None) -> str | None:
 
 def cmd_site(args: argparse.Namespace) -> int:
     problem = site_relay_check(args.relay, args.format)
-    if problem:
-        raise SystemExit(f"build.py site: {problem}")
+    if problem:  # one line and status 2, as the relay's and serve's configuration errors
+        print(f"build.py site: {problem}", file=sys.stderr)
+        return 2
     build_site(
         Path(args.dir).resolve(),
         relay=args.relay,

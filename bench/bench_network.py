@@ -41,9 +41,10 @@ messages (``body[data-booting='1']``, set by app.js: an Enter before it would on
 line) the bench types a message and presses Enter. **request out** is when the chat request
 left (``Network.requestWillBeSent`` of the POST to ``/relay``, any target), **first token**
 when the answer's first word was first in the page's DOM (a ``MutationObserver``), both
-minus ready (negative: before ready). A cold visit has no kept request, so its message
-waits for Python; a warm one sends it from the worker's JavaScript while Python boots
-(docs/boot.md).
+minus ready (negative: before ready). A cold visit sends it from the worker's JavaScript with
+site.json's template (``first``: the served relay's format is known), a warm one with the
+request the page kept; both while Python boots (docs/boot.md). A baseline older than
+site.json's template waits for Python on a cold visit.
 
 Medians of ``PYSSE_BENCH_RUNS`` runs (3), sites interleaved in each run.
 

@@ -9,7 +9,10 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 import re
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any, NoReturn
@@ -18,6 +21,8 @@ import brotli
 import pytest
 
 from pysse.providers import PROVIDERS
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def pysse_wheel(site: Path) -> Path:
@@ -67,6 +72,27 @@ def test_site_with_a_relay_and_format_writes_them_to_site_json(tmp_path: Path) -
     plain = json.loads((build.build_site(tmp_path / "plain") / "site.json").read_text())
     assert plain["relay"] == "" and "format" not in plain and "demo" not in plain
     assert "first" not in plain  # no relay: a fresh page has nowhere to send
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--relay", "relay.example/relay"], "build.py site: "),
+        (["--format", "cohere"], "build.py site: --format 'cohere': expected one of "),
+    ],
+)
+def test_site_with_a_wrong_relay_or_format_is_one_line_and_status_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), "site", str(tmp_path / "out"), *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYSSE_BUILD_IN_VENV="1"),  # (this venv: no install to log)
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "out").exists()  # nothing built
 
 
 def test_the_site_loads_the_math_wheels_in_order_and_never_ships_axe(site: Path) -> None:

@@ -193,6 +193,11 @@ def test_the_redis_password_is_never_printed() -> None:
             f"argument --max-connections: expected a whole number above 0, not 0 {HELP}",
         ),
         (
+            ["--allow-header", "x-user-id: 7"],
+            "argument --allow-header: 'x-user-id: 7' is not a header name: give the name "
+            f"alone, e.g. x-user-id {HELP}",
+        ),
+        (
             ["--max-body", "1MB"],
             f"argument --max-body: expected a whole number above 0, not '1MB' {HELP}",
         ),

@@ -16,6 +16,7 @@ __all__ = [
     "CONFIG_ERROR_STATUS",
     "OneLineParser",
     "exit_with",
+    "header_name",
     "port_number",
     "positive_count",
     "positive_seconds",
@@ -63,6 +64,21 @@ def positive_count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number above 0, not {text}")
     return value
+
+
+_TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz")
+
+
+def header_name(text: str) -> str:
+    """``--allow-header``: a header's name alone (an RFC 9110 token), lower-cased. A value or
+    a colon in it would put a name no browser sends into the CORS answer: every preflight
+    asking for the real one would fail, far from this typo."""
+    name = text.strip().lower()
+    if not name or not set(name) <= _TOKEN_CHARS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a header name: give the name alone, e.g. x-user-id"
+        )
+    return name
 
 
 def positive_seconds(text: str) -> float:

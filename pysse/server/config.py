@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..providers import PROVIDERS, Provider, get_provider, valid_model_name
-from .command_line import positive_count, positive_seconds, seconds_or_zero
+from .command_line import header_name, positive_count, positive_seconds, seconds_or_zero
 from .origins import normalize_origin
 from .redis_store import RedisStore
 from .resume import Answers
@@ -211,6 +211,7 @@ def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) ->
     ap.add_argument(
         "--allow-header",
         action="append",
+        type=header_name,
         default=[],
         metavar="NAME",
         help="an extra request header pages may send (repeat)",
