@@ -148,6 +148,16 @@ EARLY_AT = """(() => { const e = (globalThis.pysseEarly || [])[0];
   return e ? { at: performance.timeOrigin + e.at, adopted: e.adopted } : null; })()"""
 
 
+def answered_early(p: Any, text: str) -> None:
+    """The page became ready, the answer ``text`` is on screen, and its request went out
+    before Python was up and was adopted by it."""
+    p.page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+    assert p.wait_done().get_attribute("data-text") == text
+    early = beside_python(p.page, EARLY_AT)
+    ready_at = p.page.evaluate("() => performance.timeOrigin + window.pysseReadyAt")
+    assert early["adopted"] and early["at"] < ready_at  # out before Python was up
+
+
 def test_a_first_visits_message_goes_out_before_python_is_up(make_page: Any) -> None:
     """A first visit has kept nothing: site.json has the request a fresh page makes
     (``pysse.page.next_request.first_visit``, written by the server). A message typed while
@@ -167,12 +177,7 @@ def test_a_first_visits_message_goes_out_before_python_is_up(make_page: Any) -> 
     site = held[0].fetch()
     assert site.json()["first"]["url"].endswith("/v1/chat/completions")
     held[0].fulfill(response=site)
-    page.wait_for_selector("body[data-ready='1']", timeout=120_000)
-    answer = p.wait_done()
-    assert answer.get_attribute("data-text") == "the early bird, first visit"
-    early = beside_python(page, EARLY_AT)
-    ready_at = page.evaluate("() => performance.timeOrigin + window.pysseReadyAt")
-    assert early["adopted"] and early["at"] < ready_at  # out before Python was up
+    answered_early(p, "the early bird, first visit")
     assert beside_python(page, "globalThis.pysseEarly.length") == 1
     assert [u for u in p.requests if u.endswith("/v1/chat/completions")] == [
         p.base + "/v1/chat/completions"
@@ -199,12 +204,7 @@ def test_a_message_sent_while_python_starts_goes_out_at_once(
     page.wait_for_selector("body[data-booting='1']")
     page.fill("[data-role=prompt]", "an early question")
     page.press("[data-role=prompt]", "Enter")
-    page.wait_for_selector("body[data-ready='1']", timeout=120_000)
-    answer = p.wait_done()
-    assert answer.get_attribute("data-text") == "The early bird's answer."
-    early = beside_python(page, EARLY_AT)
-    ready_at = page.evaluate("() => performance.timeOrigin + window.pysseReadyAt")
-    assert early["adopted"] and early["at"] < ready_at  # out before Python was up
+    answered_early(p, "The early bird's answer.")
     _, second = sse_server.requests  # one request for it, not two
     body = json.loads(second.body)
     assert [m["content"] for m in body["messages"]] == [
