@@ -333,8 +333,9 @@ def test_a_reader_scrolled_up_keeps_their_place(open_chat: Any, anchoring: str) 
 def test_an_open_fences_blocks_of_lines_lay_out_and_read_as_its_text(open_chat: Any) -> None:
     # dom_writer.js puts an open fence's lines in blocks of 32 (display: block, each block's
     # last line feed left to its end) so that the browser lays out the new lines only. With
-    # the page's own CSS, in this engine, that must look and read exactly as the plain text:
-    # batches of lines of every size, blank and blank-looking lines where blocks meet.
+    # the page's own CSS and without any (an embedder's page: examples/worker), in this
+    # engine, that must look and read exactly as the plain text: batches of lines of every
+    # size, blank and blank-looking lines where blocks meet.
     chat = open_chat()
     shown = chat.page.evaluate(
         """async () => {
@@ -364,13 +365,21 @@ def test_an_open_fences_blocks_of_lines_lay_out_and_read_as_its_text(open_chat: 
           const of = (m) => [m.querySelector('pre').getBoundingClientRect().height,
                              m.querySelector('code').innerText, m.querySelectorAll('.lines').length];
           const out = [of(plain), of(streamed)];
+          // an embedder's page has none of the page's CSS: the blocks must not need it
+          const sheets = [...document.styleSheets];
+          for (const sheet of sheets) sheet.disabled = true;
+          out.push(of(plain), of(streamed));
+          for (const sheet of sheets) sheet.disabled = false;
           plain.remove(); streamed.remove();
           return out;
         }"""
     )
-    (plain_height, plain_text, _), (streamed_height, streamed_text, blocks) = shown
+    (plain_height, plain_text, _), (streamed_height, streamed_text, blocks) = shown[:2]
     assert blocks >= 3 and plain_height > 500
     assert (streamed_height, streamed_text) == (plain_height, plain_text)
+    (bare_height, bare_text, _), (bare_streamed_height, bare_streamed_text, _) = shown[2:]
+    assert bare_text == plain_text and bare_height > 500  # (the sheets were off)
+    assert (bare_streamed_height, bare_streamed_text) == (bare_height, bare_text)
 
 
 def test_contained_list_items_and_table_cells_look_as_without_containment(

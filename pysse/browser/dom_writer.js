@@ -110,6 +110,7 @@ function appendLines(code, html) {
     if (!block || block.pysseLines === undefined || (block.pysseLines >= LINES_PER_BLOCK && !block.pysseBlankEnd)) {
       block = document.createElement("span");
       block.className = "lines";
+      block.style.display = "block"; // (here, not in a stylesheet: an embedder's page has none)
       block.pysseText = "";
       block.pysseLines = 0;
       code.append(block);
