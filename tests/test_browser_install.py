@@ -182,11 +182,15 @@ STREAM = """async ([url, withBridge]) => {
   if (withBridge) window.pysseBridge = await import("/pysse/bridge.js");
   py.globals.set("url", url);
   return py.runPythonAsync(`
+import js
 from pysse.browser import stream_chat
 from pysse.browser.bridge import BridgeUnavailableError
+from pysse.browser.js_writer import dom_writer_class
+el = js.document.createElement("div")
+js.document.body.appendChild(el)
 try:
-    r = await stream_chat(url, {"messages": []})
-    out = f"{r.outcome}: {r.text or r.detail}"
+    r = await stream_chat(url, {"messages": []}, into=el)
+    out = f"{r.outcome}: {r.text or r.detail} {el.innerHTML} {dom_writer_class() is None}"
 except BridgeUnavailableError as exc:
     out = f"refused: {exc}"
 out`);
@@ -229,7 +233,11 @@ def test_under_a_strict_csp_the_bridge_is_imported_not_evaluated(
             assert refused.startswith("refused: could not load pysse's bridge.js"), refused
             assert "import * as bridge from" in refused and "globalThis.pysseBridge" in refused
             done = p.evaluate(STREAM, [kit.url + "/v1/chat/completions", True])
-            assert done == "completed: Fine under a strict policy."
+            # (into an element: dom_writer.js cannot be evaluated either; Python's writer)
+            assert (
+                done
+                == "completed: Fine under a strict policy. <p>Fine under a strict policy.</p>\n True"
+            )
             assert [u for u in requests if "/markdown-it-py/" in u]
             assert not [u for u in requests if "pygments" in u]
             plain = p.evaluate(PLAIN_CODE, "**bold**\n\n~~~python\nx = 1\n~~~\n")

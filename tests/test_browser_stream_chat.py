@@ -61,6 +61,32 @@ json.dumps({"text": r.text, "outcome": r.outcome, "joined": "".join(texts),
     assert got["busy"] is False and got["format"] == "openai-chat"
 
 
+def test_an_element_is_written_as_the_page_writes_its_answers(make_page: Any) -> None:
+    """stream_chat writes into an element with dom_writer.js, the page's own writer: while a
+    long fence is open its lines are in blocks (the browser lays out the new lines, not the
+    fence), and the final DOM is the one-shot render."""
+    page = make_page(thread="main").open()
+    got = py(
+        page,
+        """
+import asyncio
+from pysse.browser import js_writer
+el = target("code1")
+call = stream_chat("/v1/chat/completions", body("/demo code"), into=el, headers=PACE)
+blocks = 0
+while not call.done:
+    blocks = max(blocks, el.querySelectorAll(".codeblock.incomplete code > .lines").length)
+    await asyncio.sleep(0.01)
+r = await call
+json.dumps({"blocks": blocks, "text": r.text, "html": el.innerHTML,
+            "js": js_writer.dom_writer_class() is not None})
+""",
+    )
+    assert got["js"] is True  # this page's policy lets pysse load it
+    assert got["blocks"] >= 2, got["blocks"]
+    assert got["html"] == render(got["text"])
+
+
 def test_stop_with_the_handle_and_with_an_abort_signal(make_page: Any) -> None:
     page = make_page(thread="main").open()
     got = py(

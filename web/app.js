@@ -166,6 +166,9 @@ async function onMainThread(boot) {
   const [{ startPython, choosePath, BootError: Failed }, bridge] = await Promise.all([import("./boot.js"), import("./bridge.js")]);
   await import("./store.js");
   globalThis.pysseBridge = bridge;
+  // stream_chat into an element of this page writes with it (pysse.browser.js_writer): this
+  // page's policy forbids pysse evaluating its own copy
+  globalThis.pysseDomWriter = (await import("./dom_writer.js")).DomWriter;
   let started;
   try {
     started = await startPython(await choosePath(boot, bootPath), onProgress);

@@ -16,6 +16,7 @@ makes a :class:`~pysse.browser.host.PageHost` (``page_host``), its one door to t
     frame_loop.py       frames from requestAnimationFrame (a page's main thread)
     follow.py           scroll following for an answer in any scroller (stream_chat)
     remote.py           stream_chat's updates posted from a worker to its page
+    js_writer.py        dom_writer.js writing stream_chat's updates into an element here
     host.py             the bundled page's host: messages in, ops out, once a frame
     store.py            the chat store's backend: IndexedDB (web/store.js)
     dom.py              JS objects from Python

@@ -38,10 +38,12 @@ from ..page.call import (
     body_json,
     safely,
 )
+from ..page.extras_view import REAL_WRITER
 from ..providers import FORMATS, Format
 from ..render.update import Update
 from .follow import Follow, is_element, scroller_of
 from .frame_loop import page_loop
+from .js_writer import writer_for_element
 from .net import BridgeNet
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
 
 DEFAULT_HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
 REPORT[0] = lambda message: js.console.error(message)  # a failing callback, in the console
+REAL_WRITER[0] = writer_for_element  # dom_writer.js writes into real elements, where it loads
 _RUNNING: list[ChatCall] = []  # calls streaming into an element, to refuse a second one
 
 

@@ -6,7 +6,7 @@ The network's read loop (``bridge.js``, behind ``pysse.browser``'s ``Net``) call
 methods synchronously as facts arrive; each is handed to the answer's ``AnswerSession``
 (``answer.py``), which decides what it means. The text to show goes into
 ``StreamingMarkdown``; at most once per frame (the ``FrameLoop``) the update is applied to the
-element (``writer_for``: an op for the page's view, or ``DomWriter`` on a real element) and/or
+element (``writer_for``: an op for the page's view, or a writer of a real element) and/or
 handed to ``on_update`` (a worker posts it to its page). Each update does at most a frame's
 budget of work (``render/budget.py``), so a phone never gets one long task, whether 24
 characters arrived or the whole answer.

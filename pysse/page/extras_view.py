@@ -46,9 +46,14 @@ class _ModelWriter:
         self.el.apply_update(ops, list(update.tails), update.final)
 
 
-def writer_for(el: Any) -> DomWriter | _ModelWriter:
-    """How updates reach ``el``: as ops for a model element, or ``DomWriter`` on a real one."""
-    return _ModelWriter(el) if hasattr(el, "apply_update") else DomWriter(el)
+# How updates reach a real element: Python's ``DomWriter``, unless the browser package put its
+# JavaScript twin here (``pysse.browser.js_writer``: filled from above, this layer has no js).
+REAL_WRITER: list[Callable[[Any], Any]] = [DomWriter]
+
+
+def writer_for(el: Any) -> Any:
+    """How updates reach ``el``: as ops for a model element, or a writer of the real one."""
+    return _ModelWriter(el) if hasattr(el, "apply_update") else REAL_WRITER[0](el)
 
 
 class ReasoningView:
