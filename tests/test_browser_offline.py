@@ -50,9 +50,21 @@ def visit(browser: Any, base: str) -> Page:
     return p
 
 
+# The visit's service worker has finished installing and activating (its runtime cached).
+ACTIVATED = """async () => { const reg = await navigator.serviceWorker.ready;
+  for (let i = 0; reg.active?.state !== 'activated' && i < 300; i++) {
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  return reg.active?.state === 'activated'; }"""
+
+
 def controlled(p: Page) -> None:
-    """The service worker controls the page (it was installed by the visit before)."""
-    p.page.reload()
+    """The next visit, controlled by the service worker the visit before installed. Once it
+    is active, a navigation (not Playwright's reload, which bypasses service workers: a page
+    reloaded after the worker had claimed its clients stayed uncontrolled, a race that failed
+    a clean-clone run) is its from the start."""
+    assert p.page.evaluate(ACTIVATED)
+    p.page.goto(p.url)
     p.page.wait_for_selector("body[data-ready='1']", timeout=READY_MS)
     assert p.page.evaluate(CONTROLLED)
 
