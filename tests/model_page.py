@@ -26,6 +26,7 @@ from dom_model import Element as RawElement
 
 from pysse.app.app import App
 from pysse.app.platform import Location, Platform
+from pysse.app.tabs import HubTab, TabHub
 from pysse.page.net import Probe, Sink, Timeouts
 from pysse.render.dom import DomWriter
 from pysse.render.frames import FrameLoop
@@ -126,30 +127,36 @@ class ScriptNet:
     turn of the event loop, as ``bridge.js`` would call its sink."""
 
     def __init__(self) -> None:
-        self.queue: list[tuple[bytes, int, bool]] = []
+        self.queue: list[tuple[bytes, int, bool, str]] = []
         self.requests: list[dict[str, Any]] = []
 
-    def play(self, body: bytes, chunk: int = 64, end: bool = True) -> None:
-        """The next request's answer; ``end=False``: the connection then stays silent."""
-        self.queue.append((body, chunk, end))
+    def play(self, body: bytes, chunk: int = 64, end: bool = True, answer_id: str = "") -> None:
+        """The next request's answer; ``end=False``: the connection then stays silent;
+        ``answer_id``: the relay keeps it under that id (a reload can reattach)."""
+        self.queue.append((body, chunk, end, answer_id))
 
     def start(self, url: str, headers: Any, body: str, sink: Sink, t: Timeouts) -> _Played:
         self.requests.append({"url": url, "headers": dict(headers), "body": json.loads(body)})
         played = _Played()
-        data, chunk, end = self.queue.pop(0) if self.queue else (b"", 64, True)
-        played.task = asyncio.ensure_future(self._feed(sink, played, data, chunk, end))
+        data, chunk, end, answer_id = self.queue.pop(0) if self.queue else (b"", 64, True, "")
+        feed = self._feed(sink, played, data, chunk, end, answer_id)
+        played.task = asyncio.ensure_future(feed)
         return played
 
     def reattach(
         self, url: str, headers: Any, answer_id: str, received: int, sink: Sink, t: Timeouts
     ) -> _Played:
-        return self.start(url, headers, "{}", sink, t)
+        played = self.start(url, headers, "{}", sink, t)
+        self.requests[-1]["reattach"] = (answer_id, received)
+        return played
 
     async def probe(self, url: str) -> Probe:
         return Probe(True, 200, "pysse", "{}")
 
-    async def _feed(self, sink: Sink, played: _Played, data: bytes, chunk: int, end: bool) -> None:
-        sink.on_open(200, "text/event-stream", "", "", "")
+    async def _feed(
+        self, sink: Sink, played: _Played, data: bytes, chunk: int, end: bool, answer_id: str
+    ) -> None:
+        sink.on_open(200, "text/event-stream", "", "", answer_id)
         for i in range(0, len(data), chunk):
             await asyncio.sleep(0)
             if played.aborted:
@@ -345,8 +352,10 @@ class ModelPage:
         settings: dict[str, Any] | None = None,
         site: dict[str, Any] | None = None,
         confirm: bool = True,
+        tabs: HubTab | None = None,
     ) -> None:
         self.store = store if store is not None else MemoryStore()
+        self.tabs = tabs if tabs is not None else TabHub().tab()  # ``hub.tab()``: another tab
         self.net = net if net is not None else ScriptNet()
         self.confirm = confirm
         body = page_body()
@@ -362,6 +371,7 @@ class ModelPage:
             loop=self.loop,
             now_epoch_ms=lambda: 1.8e12 + self.clock_ms,
             stored_settings=json.dumps(settings or {}),
+            tabs=self.tabs,
         )
         self.app = App(site if site is not None else {"relay": RELAY}, self.platform, self.doc)
         self.app.inspector.bind()
@@ -391,15 +401,19 @@ class ModelPage:
             busy = self.deliver() or self.loop.pending
             idle = 0 if busy else idle + 1
             if idle > 30:
-                if not self._tasks_running():
+                if not self._tasks_running(self.tabs.hub):
                     return
                 await asyncio.sleep(0.005)  # a task waits on a timer
         raise AssertionError("the page never settled")
 
     @staticmethod
-    def _tasks_running() -> bool:
+    def _tasks_running(hub: TabHub) -> bool:
+        """Tasks still to finish (a task waiting for another tab's lock is idle: that tab
+        decides when it ends)."""
         current = asyncio.current_task()
-        return any(not t.done() for t in asyncio.all_tasks() if t is not current)
+        running = sum(1 for t in asyncio.all_tasks() if t is not current and not t.done())
+        waiting = sum(1 for q in hub.waiters.values() for _, fut in q if not fut.done())
+        return running > waiting
 
     def deliver(self) -> bool:
         """Apply the waiting ops to the model view (answering its calls) and check it."""

@@ -108,7 +108,7 @@ def test_a_streaming_answer_restored_is_truncated() -> None:
         (lambda o: o["messages"].append(5), "is not an object"),
         (lambda o: o["messages"][0].update(role="system"), "has role 'system'"),
         (lambda o: o["messages"][1].update(parent="zz"), "replies to 'zz'"),
-        (lambda o: o["messages"][1].update(id="m1"), "repeated id"),
+        (lambda o: o["messages"][1].update(id=o["messages"][0]["id"]), "repeated id"),
         (lambda o: o["messages"][0].update(text=5), "'text' must be text"),
     ],
 )
@@ -150,13 +150,17 @@ def test_an_answer_in_flight_when_saved_comes_back_truncated() -> None:
     assert (msg.state, msg.text, msg.answer_id) == ("truncated", "Part", "ans-1")
 
 
-def test_bad_numbers_in_a_file_do_not_crash_the_import() -> None:
+def test_bad_numbers_in_a_file_are_refused_and_dropped_from_the_store() -> None:
     c, _ = chat()
     doc = c.to_json()
     doc["created"] = "yesterday"
     doc["messages"][0]["created"] = float("nan")
-    back = Conversation.from_json(doc)
-    assert back.created > 0 and back.messages["m1"].created == 0.0
+    with pytest.raises(ImportError_, match="message 0's 'created' must be a number"):
+        Conversation.from_json(doc)
+    back = Conversation.from_json(doc, strict=False)  # the store: read what can be read
+    first = doc["messages"][0]["id"]
+    assert back.created > 0 and back.messages[first].created == 0.0
+    assert len(back.dropped) == 2 and "message 0's 'created'" in back.dropped[0]
 
 
 RELAY = "https://relay.example/v1/chat/completions"

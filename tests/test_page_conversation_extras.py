@@ -37,7 +37,7 @@ def recorded() -> ChatStream:
 def chat_with(
     reasoning: tuple[ReasoningBlock, ...], calls: tuple[ToolCall, ...], text: str = "Sunny."
 ) -> Conversation:
-    conv = Conversation("c1")
+    conv = Conversation("c1", tag="")  # (no tab tag: ids m1, m2)
     user = conv.add_user("weather?")
     answer = conv.start_answer(user.id)
     conv.finish(
@@ -137,12 +137,13 @@ def test_a_hostile_file_is_refused_naming_the_field(fields: dict[str, Any], name
 def test_odd_but_harmless_values_are_read_safely() -> None:
     text = hostile(
         reasoning=[{"text": XSS_ANSWER, "index": -3, "redacted": "yes"}],
-        thought_ms="12",  # not a number: unknown
         tool_calls=[{"name": "<img src=x onerror=alert(1)>", "arguments": XSS_ANSWER, "id": None}],
     )
     got = parse_import(text, set())[0].messages["m2"]
     assert got.reasoning == (ReasoningBlock(0, XSS_ANSWER),)  # index 0, not redacted
     assert got.thought_ms is None
+    with pytest.raises(ImportError_, match="message 1's 'thought_ms' must be a number"):
+        parse_import(hostile(reasoning=[{"text": "t"}], thought_ms="12"), set())  # refused
     assert got.tool_calls == (ToolCall(0, None, "<img src=x onerror=alert(1)>", XSS_ANSWER),)
 
 

@@ -165,6 +165,7 @@ function inWorker(boot) {
 async function onMainThread(boot) {
   const [{ startPython, choosePath, BootError: Failed }, bridge] = await Promise.all([import("./boot.js"), import("./bridge.js")]);
   await import("./store.js");
+  await import("./tabs.js");
   globalThis.pysseBridge = bridge;
   // stream_chat into an element of this page writes with it (pysse.browser.js_writer): this
   // page's policy forbids pysse evaluating its own copy

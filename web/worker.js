@@ -5,6 +5,7 @@
 import { BootError, choosePath, startPython } from "./boot.js";
 import * as bridge from "./bridge.js";
 import "./store.js"; // globalThis.pysseStore
+import "./tabs.js"; // globalThis.pysseTabs: the page's other tabs
 
 globalThis.pysseBridge = bridge;
 let host = null;

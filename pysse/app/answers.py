@@ -20,6 +20,7 @@ from ..page.next_request import TEXT_MARKER, outgoing, template, timeouts_of
 from ..page.recording import RECORDING_MAX, Recording
 from ..page.request import body_format, parse_header_lines, thinking_budget
 from ..providers import get_provider
+from .answer_locks import AnswerLocks
 from .inspector_panel import WHOLE_MAX, Restored
 from .platform import run_sliced, spawn
 from .turn import Turn
@@ -33,7 +34,7 @@ MARKER = TEXT_MARKER  # where the next message's text goes in the template
 NEXT_KEY = "pysse.next.v1"  # localStorage: the template (web/app.js)
 
 
-class Answers:
+class Answers(AnswerLocks):
     def __init__(self, app: AnswersHost) -> None:
         self.app = app
         self.turns: list[Turn] = []  # every answer streamed by this page, replays included
@@ -43,6 +44,7 @@ class Answers:
         self.active: list[Turn] = []  # every streaming answer, replays included
         self.queue: list[tuple[str, Any]] = []  # (text, its bubble): sent when the answer ends
         self.recordings: dict[str, dict[str, Recording]] = {}  # chat id -> message id -> rec
+        self.watching: set[tuple[str, str]] = set()  # answers streaming in another tab
 
     @property
     def current(self) -> Turn | None:
@@ -155,6 +157,7 @@ class Answers:
         history: list[tuple[str, str]],
         continues: str | None = None,
         earlier: Message | None = None,
+        hold: bool = True,
     ) -> tuple[Any, Turn]:
         """A new element and the Turn that streams ``answer`` into it, registered as the
         chat's streaming answer."""
@@ -166,13 +169,20 @@ class Answers:
         self.active.append(turn)
         self.live[conv.id, answer.id] = turn
         self.streaming[conv.id] = turn
+        if hold:
+            spawn(self._hold(turn))
         return el, turn
 
-    def _timeouts(self) -> Timeouts:
-        """The bridge's first-byte, idle and no-content timeouts, from Settings."""
+    def _timeouts(self) -> Timeouts:  # the bridge's timeouts, from Settings
         return timeouts_of(self.app.settings)
 
     def turn_finished(self, turn: Turn) -> None:
+        self._turn_finished(turn)
+        if turn.release is not None:  # once its final state is stored (asked for above)
+            spawn(self._release_when_saved(turn.chat_id, turn.release))
+            turn.release = None
+
+    def _turn_finished(self, turn: Turn) -> None:
         if turn in self.active:
             self.active.remove(turn)
         self.app.inspector.turn_finished(turn)
@@ -229,31 +239,16 @@ class Answers:
 
     # -- after a reload: reattach to answers the relay is still keeping (issue #12) -------------
 
-    async def reattach_all(self, conv: Conversation) -> None:
-        """Reattach every answer of the open chat that was streaming when the page closed."""
-        url = self.app.form.resolved_url() or ""
-        found = conv.reattachable(url)
-        if not found:
-            return
-        try:
-            recs = await self.app.chats.store.load_recordings(conv.id)
-        except Exception:  # no recordings: the relay replays the answer from its first byte
-            recs = {}
-        for msg in found:
-            rec = recs.get(msg.id)
-            saved = rec.raw() if rec is not None and rec.answer_id == msg.answer_id else b""
-            self.reattach(conv, msg, saved)
-
     def reattach(self, conv: Conversation, msg: Message, received: bytes) -> Turn:
         """Continue answer ``msg`` from the relay that keeps it: the ``received`` bytes (saved
         before the reload) are parsed again, then the relay sends the rest from that byte on,
         so the text ends identical to an uninterrupted stream. An answer the relay no longer
         keeps ends ``truncated`` ("could not resume: ..."), its text kept."""
-        el, turn = self._new_turn(conv, msg, conv.history(msg.parent or ""))
+        el, turn = self._new_turn(conv, msg, conv.history(msg.parent or ""), hold=False)
         turn.saved_text = msg.text
         turn.session.url, turn.session.answer_id = msg.url, msg.answer_id
         el.dataset.url, el.dataset.answerId = msg.url, msg.answer_id
-        msg.state, msg.in_flight = "streaming", False
+        conv.resume(msg.id)
         old = self.app.log.querySelector(f"[data-id='{msg.id}']")
         if old is not None:
             old.replaceWith(el)

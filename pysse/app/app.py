@@ -41,6 +41,10 @@ from .turn import Turn
 __all__ = ["App"]
 
 RESCUED = "Ended: the page's Python stopped while this answer streamed (the text is kept)."
+NO_TABS = (
+    "This browser cannot tell this page's other tabs what changed here. If the page is open in "
+    "another tab too, reload that tab before you write in it."
+)
 TICK_MS = 500  # the speed line's repaint (a stall shows although nothing arrives)
 SAVE_EVERY = 4  # ticks between saves of an answer in flight (2 s)
 # Lexers fetched in idle time after boot, on a site with lazy bundles (the commonest in
@@ -135,6 +139,8 @@ class App:
             self.show_notice(notice)
         if self.chats.store.problem:
             self.show_notice(self.chats.store.problem)
+        if self.platform.tabs.features != {"broadcast", "locks"}:
+            self.show_notice(NO_TABS)
         for text in [*self.pending, *early]:
             self.send(text)
         self.pending.clear()
@@ -268,6 +274,12 @@ class App:
         self.remember_next()
         if conv.id not in self.answers.recordings:
             spawn(self.answers.load_recordings(conv.id))
+        if conv.dropped:  # a damaged stored chat: what is readable, and what was not
+            more = f" (and {len(conv.dropped) - 1} more)" if len(conv.dropped) > 1 else ""
+            self.show_notice(f"Part of this chat could not be read: {conv.dropped[0]}{more}.")
+            conv.dropped = []
+        if self.ready:  # (at boot, reattach_all looks)
+            spawn(self.answers.watch_elsewhere(conv, reattach=False))
 
     async def switch_to(self, chat_id: str | None) -> None:
         """Open another chat (None: a new, empty one). An answer streaming in the chat left

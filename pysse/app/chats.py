@@ -1,14 +1,22 @@
 """The chat list (a sidebar, a drawer on small screens): new, switch, rename, delete, delete
 all, export as Markdown or JSON, import JSON, search across chats (``search_view.py``). It
 owns the loaded conversations and writes every change through to storage (``storage.py``);
-the rules are in ``page.chats``."""
+the rules are in ``page.chats``.
+
+Other tabs of the page share the store. After each write or delete this tab tells them
+(``app.tabs``: ``saved`` with the chat's row and the answers streaming in it here, ``deleted``,
+``cleared``), and it hears theirs: the list updates live, an open chat takes in what another
+tab wrote (``page.merge``), an answer streaming there is shown as it is saved, and a chat
+deleted there closes here with a notice and is never written back."""
 
 from __future__ import annotations
 
 import asyncio
 import html
+import json
 from typing import TYPE_CHECKING, Any
 
+from ..jsonsafe import loads_bounded
 from ..page.chats import (
     IMPORT_MAX,
     ChatSummary,
@@ -19,6 +27,7 @@ from ..page.chats import (
 )
 from ..page.conversation import Conversation, ImportError_
 from ..page.extras_view import attr
+from ..page.merge import absorb
 from ..view import Element, Event
 from .platform import run_sliced, spawn
 from .search_view import SearchView
@@ -30,10 +39,20 @@ if TYPE_CHECKING:
 __all__ = ["ChatList"]
 
 
+GONE_NOTICE = "This chat was deleted in another tab of this page; a new chat is open."
+
+
 class ChatList:
     def __init__(self, app: ChatsHost) -> None:
         self.app = app
-        self.store = ChatStore(app.platform.store, app.storage_problem, app.platform.now_epoch_ms)
+        tabs = app.platform.tabs
+        self.store = ChatStore(
+            app.platform.store, app.storage_problem, app.platform.now_epoch_ms, tabs
+        )
+        self.store.on_gone = lambda conv: self._gone(conv.id)
+        self.store.on_merged = self._merged
+        self.tabs = tabs
+        self.heard = 0  # messages from other tabs (tests, stats)
         self.rows: dict[str, ChatSummary] = {}
         self.convs: dict[str, Conversation] = {}  # loaded: the open chat, chats still streaming
         self.list_el = self._el("[data-role=chat-list]")
@@ -60,6 +79,7 @@ class ChatList:
         on("[data-role=export-json]", "click", lambda e: self.export("json"))
         on("[data-role=import]", "change", self._on_import)
         self.search.bind()
+        self.tabs.listen(self._on_tab)
 
     # -- loading and saving --------------------------------------------------------------------
 
@@ -89,8 +109,103 @@ class ChatList:
             return
         self.rows[conv.id] = ChatSummary.of(conv)
         self.search.forget(conv.id)
-        spawn(self.store.save_chat(conv))
+        spawn(self._save(conv))
         self.render()
+
+    async def _save(self, conv: Conversation) -> None:
+        if await self.store.save_chat(conv):
+            row = ChatSummary.of(conv).to_json()
+            self._tell({"t": "saved", "chat": conv.id, "row": row, "live": self._live(conv.id)})
+
+    def _live(self, chat_id: str) -> list[str]:
+        """The answers of ``chat_id`` streaming in this tab."""
+        live = self.app.answers.live
+        return [mid for (cid, mid), t in live.items() if cid == chat_id and t.state == "streaming"]
+
+    # -- the other tabs ------------------------------------------------------------------------
+
+    def _tell(self, message: dict[str, Any]) -> None:
+        self.tabs.post(json.dumps(message))
+
+    def _on_tab(self, text: str) -> None:
+        """A message from another tab: checked, then handled by its kind (``TAB_MESSAGES``)."""
+        try:
+            msg = loads_bounded(str(text)[:100_000])
+        except ValueError:
+            return
+        if not isinstance(msg, dict):
+            return
+        chat, kind = msg.get("chat"), msg.get("t")
+        handler = TAB_MESSAGES.get(kind) if isinstance(kind, str) else None
+        if handler is not None and (chat is None or isinstance(chat, str)):
+            self.heard += 1
+            handler(self, msg)
+
+    def _heard_saved(self, msg: dict[str, Any]) -> None:
+        row = ChatSummary.from_json(msg.get("row"))
+        live = msg.get("live")
+        if row is None or row.id != msg.get("chat") or not isinstance(live, list):
+            return
+        self.rows[row.id] = row
+        self.search.forget(row.id)
+        self.render()
+        if row.id in self.convs:
+            spawn(self.reload(row.id, {m for m in live if isinstance(m, str)}))
+
+    async def reload(self, chat_id: str, live: set[str] | None = None) -> None:
+        """Take in what another tab wrote to a loaded chat (under the chat's lock: never an
+        older copy than this tab's own last write). ``live``: its answers streaming there."""
+        conv = self.convs.get(chat_id)
+        if conv is None:
+            return
+        async with self.store.locked(f"pysse-chat:{chat_id}"):
+            theirs = await self.store.load_chat(chat_id)
+            if theirs is None or conv.deleted:
+                return
+            changed = absorb(conv, theirs)
+            conv.stamp = theirs.stamp
+        if live is not None:  # (a broadcast says which of its answers stream there now)
+            for mid, m in conv.messages.items():
+                there = mid in live and (chat_id, mid) not in self.app.answers.live
+                if m.elsewhere != there:
+                    m.elsewhere, changed = there, True
+            if live:
+                spawn(self.app.answers.watch_elsewhere(conv, reattach=False))
+        if changed:
+            self._merged(conv)
+
+    def _merged(self, conv: Conversation) -> None:
+        """Another tab's changes are in ``conv``: the list and, if it is open, the chat."""
+        if conv.deleted:
+            return
+        self.rows[conv.id] = ChatSummary.of(conv)
+        self.render()
+        if conv is self.app.conv:
+            self.app.view.show(conv)
+
+    def _heard_deleted(self, msg: dict[str, Any]) -> None:
+        self._gone(str(msg["chat"]))
+
+    def _heard_cleared(self, msg: dict[str, Any]) -> None:
+        for chat_id in [*self.rows, *(c.id for c in self.convs.values() if c.stored)]:
+            self._gone(chat_id)
+
+    def _gone(self, chat_id: str) -> None:
+        """Deleted in another tab: it leaves the list; loaded here, it is never written
+        again; open here, it closes with a notice."""
+        self.rows.pop(chat_id, None)
+        self.search.forget(chat_id)
+        conv = self.convs.pop(chat_id, None)
+        if conv is not None:
+            conv.deleted = True
+            self.app.answers.stop_chat(chat_id)
+        if self.app.conv.id == chat_id:
+            spawn(self._close_gone())
+        self.render()
+
+    async def _close_gone(self) -> None:
+        await self.app.switch_to(None)
+        self.app.show_notice(GONE_NOTICE)
 
     def set_current(self, conv: Conversation) -> None:
         spawn(self.store.set_current(conv.id))
@@ -183,6 +298,7 @@ class ChatList:
         self.app.answers.stop_chat(chat_id)  # its answer, if one streams: nothing to keep it for
         self.search.forget(chat_id)
         await self.store.delete_chat(chat_id)
+        self._tell({"t": "deleted", "chat": chat_id})
         if self.app.conv.id == chat_id:
             await self.app.switch_to(None)
         self.render()
@@ -199,6 +315,7 @@ class ChatList:
         self.search.forget_all()
         self.convs = {k: v for k, v in self.convs.items() if k == self.app.conv.id}
         await self.store.delete_all()
+        self._tell({"t": "cleared"})
         await self.app.switch_to(None)
         self.render()
 
@@ -271,3 +388,11 @@ class ChatList:
         self.app.answers.recordings[conv.id] = dict(recs)
         await self.app.switch_to(conv.id)
         self.close_drawer()
+
+
+# What another tab tells this one, by its kind (``ChatList._on_tab``).
+TAB_MESSAGES = {
+    "saved": ChatList._heard_saved,
+    "deleted": ChatList._heard_deleted,
+    "cleared": ChatList._heard_cleared,
+}

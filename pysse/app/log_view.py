@@ -41,6 +41,7 @@ def usage_text(usage: tuple[int | None, int | None] | None) -> str:
     return " · ".join(parts) + " tokens" if parts else ""
 
 
+ELSEWHERE = "Streaming in another tab of this page…"
 FIRST_SHOWN = 6  # messages put on screen at once; the older ones follow in slices
 BUILD_MS = 8.0  # work per slice while the older messages are put in
 
@@ -169,26 +170,28 @@ class LogView:
         """A finished answer from storage, as its final state: a placeholder now, rendered
         soon (``restore.Restorer``), and kept, so switching versions does not render it
         again."""
+        # (an answer streaming in another tab: shown as far as that tab saved it)
+        state, detail = ("streaming", ELSEWHERE) if msg.elsewhere else (msg.state, msg.detail)
         cached = self._restored.get(msg.id)
-        if cached is not None and cached[:3] == (msg.state, msg.text, msg.detail):
+        if cached is not None and cached[:3] == (state, msg.text, detail):
             return cached[3]
         art = self._clone("#assistant-template")
         art.setAttribute("data-id", msg.id)
-        art.setAttribute("data-state", msg.state)
+        art.setAttribute("data-state", state)
         art.setAttribute("data-text", msg.text)
         art.removeAttribute("aria-busy")
         if msg.text:
             self.app.restorer.placeholder(art, msg)
         if msg.reasoning or msg.tool_calls:
             show_kept(art, msg)
-        q(".status", art).textContent = msg.detail or state_label(msg.state)
+        q(".status", art).textContent = detail or state_label(state)
         view = SpeedMeter.from_summary(msg.speed)
         if view is not None and view.text:  # (the template's speed line is empty)
             q("[data-role=speed]", art).textContent = view.text
         usage = usage_text(msg.usage)
         if usage:
             q(".usage", art).textContent = usage
-        self._restored[msg.id] = (msg.state, msg.text, msg.detail, art)
+        self._restored[msg.id] = (state, msg.text, detail, art)
         return art
 
     def on_toggle(self, e: Any) -> None:

@@ -1,7 +1,8 @@
 """What the chat page needs from where it runs, as ports: the network (``Net``), the chat store
 (``StoreBackend``), a clock, the page's address, and frames. ``pysse.browser`` fills them with
-the browser's (``fetch`` + the read loop, IndexedDB, ``performance.now``) in a Web Worker or
-on the main thread; tests fill them with scripted bytes and a dict.
+the browser's (``fetch`` + the read loop, IndexedDB, ``performance.now``, BroadcastChannel and
+Web Locks) in a Web Worker or on the main thread; tests fill them with scripted bytes, a dict
+and a ``TabHub``.
 
 Also the page's two small task helpers, pure: ``spawn`` (a coroutine on the event loop, kept
 alive) and ``run_sliced`` (stepwise work in slices, so whichever thread runs it keeps
@@ -18,6 +19,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from ..page.net import Net
 from ..render.frames import FrameLoop
+from .tabs import TabHub, Tabs
 
 __all__ = ["PAUSES", "Location", "Platform", "StoreBackend", "run_sliced", "spawn"]
 
@@ -65,6 +67,7 @@ class Platform:
     loop: FrameLoop = field(default_factory=FrameLoop)
     now_epoch_ms: Callable[[], float] = field(default=lambda: time.time() * 1000)
     stored_settings: str | None = None  # what localStorage held at start (the main thread's)
+    tabs: Tabs = field(default_factory=lambda: TabHub().tab())  # the page's other tabs
 
 
 _TASKS: set[asyncio.Future[Any]] = set()

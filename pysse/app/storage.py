@@ -10,20 +10,31 @@ rendered HTML, a cache: ``page.restore.cache_key``; the key in the name, so whic
 cached is known without reading any HTML), ``search`` (each chat's searched messages,
 ``page.search.search_record_steps``: the first search after a reload reads these, not the bodies).
 A chat's body, search record and row are written in one transaction, so they never disagree.
+
+Several tabs share the store (``app.tabs``). A chat is written under its Web Lock
+(``pysse-chat:ID``) as a merge: read the row; if another tab wrote since this tab last read or
+wrote (the row's ``w`` stamp), read its body and ``absorb`` it (``page.merge``); then write. A
+chat whose row is gone, though this tab read or wrote it, was deleted in another tab: it is
+never written back. After each write or delete the other tabs are told (``app.chats``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from ..jsonsafe import loads_bounded, loads_bounded_steps
 from ..page.chats import ChatSummary, conversation_json_steps, storage_problem
 from ..page.conversation import Conversation, ImportError_
+from ..page.merge import absorb
 from ..page.recording import TOTAL_MAX, Recording, RecordingError, evict
+from ..page.records import plain_number
 from ..page.search import search_record_steps
 from .platform import StoreBackend, run_sliced
+from .tabs import TabHub, Tabs
 
 __all__ = ["ChatStore"]
 
@@ -40,13 +51,32 @@ class ChatStore:
         backend: StoreBackend | None,
         on_problem: Callable[[str], None],
         now_epoch_ms: Callable[[], float],
+        tabs: Tabs | None = None,
     ) -> None:
         self.backend = backend
         self.now_epoch_ms = now_epoch_ms
         self.on_problem = on_problem
+        self.tabs: Tabs = tabs if tabs is not None else TabHub().tab()
         self.ok = False
         self.problem = ""
         self._saves: dict[str, int] = {}  # chat id -> the number of its latest save
+        self._writes = 0  # this tab's writes: a stamp is its tag and this number
+        self.tag = secrets.token_hex(4)
+        # Told when a write finds that another tab deleted the chat, or merged another
+        # tab's changes into it (``app.chats``).
+        self.on_gone: Callable[[Conversation], object] = lambda conv: None
+        self.on_merged: Callable[[Conversation], object] = lambda conv: None
+        self.merges = 0  # writes that merged another tab's copy (tests, stats)
+
+    @asynccontextmanager
+    async def locked(self, name: str) -> AsyncIterator[None]:
+        """Hold the Web Lock ``name`` (one tab at a time) for the block."""
+        release = await self.tabs.acquire(name, True)
+        try:
+            yield
+        finally:
+            if release is not None:
+                release()
 
     def _fail(self, exc: BaseException) -> None:
         """Say the first failure, once. A failed call does not turn storage off: a full
@@ -94,27 +124,78 @@ class ChatStore:
         return out
 
     async def load_chat(self, chat_id: str) -> Conversation | None:
+        """A stored chat, read leniently (what cannot be read is dropped and listed in its
+        ``dropped``); None if there is none or its body is not a chat at all."""
+        stamp = _stamp(await self._call("get", "chats", chat_id))  # first: see save_chat
         raw = await self._call("get", "bodies", chat_id)
         if raw is None:
             return None
         try:  # in slices: a long chat's body is a few 100 KB (issue #28)
             obj = await run_sliced(loads_bounded_steps(str(raw)))
-            return Conversation.from_json(obj)
+            conv = Conversation.from_json(obj, strict=False)
         except (ValueError, ImportError_):
             return None  # a damaged record: the chat is skipped, the page goes on
+        conv.id, conv.stored, conv.stamp = chat_id, True, stamp
+        return conv
 
-    async def save_chat(self, conv: Conversation) -> None:
-        """Write a conversation through, encoded in slices (``conversation_json_steps``).
-        Saves of one chat may overlap: only the latest one asked for is written."""
+    async def save_chat(self, conv: Conversation) -> bool:
+        """Write a conversation through, merged with what another tab wrote (the module
+        docstring), encoded in slices (``conversation_json_steps``). Saves of one chat queue
+        on its lock: only the latest one asked for writes. True if this one wrote."""
         seq = self._outdate(conv.id)
-        row = json.dumps(ChatSummary.of(conv).to_json())
-        record_steps = search_record_steps(conv)  # taken now, with the body (its first step)
-        body = await run_sliced(conversation_json_steps(conv))
-        record = await run_sliced(record_steps)
-        if self._saves.get(conv.id) != seq:
-            return  # a newer save of this chat is under way (it writes), or it was deleted
-        entries = [("bodies", conv.id, body), ("search", conv.id, record), ("chats", conv.id, row)]
-        await self._call("putAll", entries)  # one transaction: they never disagree
+        async with self.locked(f"pysse-chat:{conv.id}"):
+            if self._saves.get(conv.id) != seq or conv.deleted:
+                return False  # a newer save of this chat writes, or it was deleted
+            if self.ok and not await self._merge(conv):
+                return False
+            upto = conv.changes.n
+            self._writes += 1
+            stamp = f"{self.tag}:{self._writes}"
+            row = json.dumps({**ChatSummary.of(conv).to_json(), "w": stamp})
+            record_steps = search_record_steps(conv)  # taken now, with the body
+            body = await run_sliced(conversation_json_steps(conv))
+            record = await run_sliced(record_steps)
+            entries = [
+                ("bodies", conv.id, body),
+                ("search", conv.id, record),
+                ("chats", conv.id, row),
+            ]
+            if not await self._write(entries):
+                return False
+            conv.changes.forget(upto)
+            conv.stored, conv.stamp = True, stamp
+            return True
+
+    async def _write(self, entries: list[tuple[str, str, Any]]) -> bool:
+        if not self.ok or self.backend is None:
+            return False
+        try:
+            await self.backend.putAll(entries)  # one transaction: they never disagree
+        except Exception as exc:
+            self._fail(exc)
+            return False
+        return True
+
+    async def _merge(self, conv: Conversation) -> bool:
+        """Bring in what another tab wrote since this tab last read or wrote the chat. False
+        if the chat was deleted in another tab (it is marked deleted, never written back)."""
+        row = await self._call("get", "chats", conv.id)
+        if row is None:
+            if conv.stored:
+                conv.deleted = True
+                self.on_gone(conv)
+                return False
+            return True
+        stamp = _stamp(row)
+        if stamp == conv.stamp:
+            return True
+        theirs = await self.load_chat(conv.id)
+        if theirs is not None:
+            self.merges += 1
+            if absorb(conv, theirs):
+                self.on_merged(conv)
+        conv.stamp = stamp
+        return True
 
     def _outdate(self, chat_id: str) -> int:
         """Number a new save of ``chat_id`` (or a delete): any save under way is outdated,
@@ -138,13 +219,15 @@ class ChatStore:
 
     async def delete_chat(self, chat_id: str) -> None:
         self._outdate(chat_id)  # a save of it under way (encoded in slices) writes nothing
-        await self._call("delete", "chats", chat_id)
-        await self._call("delete", "bodies", chat_id)
-        await self._call("delete", "search", chat_id)
-        await self._call("delPrefix", "recordings", chat_id + "/")
-        await self._call("delPrefix", "html", chat_id + "/")
-        index = [row for row in await self._index() if not row[0].startswith(chat_id + "/")]
-        await self._call("put", "meta", "recordings", json.dumps(index))
+        async with self.locked(f"pysse-chat:{chat_id}"):
+            await self._call("delete", "chats", chat_id)
+            await self._call("delete", "bodies", chat_id)
+            await self._call("delete", "search", chat_id)
+            await self._call("delPrefix", "recordings", chat_id + "/")
+            await self._call("delPrefix", "html", chat_id + "/")
+        async with self.locked("pysse-recordings"):
+            index = [row for row in await self._index() if not row[0].startswith(chat_id + "/")]
+            await self._call("put", "meta", "recordings", json.dumps(index))
 
     # -- rendered HTML (a cache) ---------------------------------------------------------------
 
@@ -194,9 +277,14 @@ class ChatStore:
         except ValueError:
             rows = []
         return [
-            (str(r[0]), int(r[1]), float(r[2]))
+            (r[0], r[1], plain_number(r[2], 0, 1e15) or 0.0)
             for r in rows
-            if isinstance(r, list) and len(r) == 3 and isinstance(r[1], int)
+            if isinstance(rows, list)
+            if isinstance(r, list)
+            and len(r) == 3
+            and isinstance(r[0], str)
+            and isinstance(r[1], int)
+            and 0 <= r[1] <= 1 << 40
         ]
 
     async def save_recording(self, chat_id: str, message_id: str, rec: Recording) -> None:
@@ -205,12 +293,13 @@ class ChatStore:
         meta, data = rec.pack()
         value = {"meta": json.dumps(meta), "bytes": data}
         await self._call("put", "recordings", key, value)
-        index = [row for row in await self._index() if row[0] != key]
-        index.append((key, len(data), float(self.now_epoch_ms())))
-        for old in evict(index, TOTAL_MAX):
-            await self._call("delete", "recordings", old)
-            index = [row for row in index if row[0] != old]
-        await self._call("put", "meta", "recordings", json.dumps(index))
+        async with self.locked("pysse-recordings"):  # the index: one tab at a time
+            index = [row for row in await self._index() if row[0] != key]
+            index.append((key, len(data), float(self.now_epoch_ms())))
+            for old in evict(index, TOTAL_MAX):
+                await self._call("delete", "recordings", old)
+                index = [row for row in index if row[0] != old]
+            await self._call("put", "meta", "recordings", json.dumps(index))
 
     async def delete_recording(self, chat_id: str, message_id: str) -> None:
         await self._call("delete", "recordings", _rec_key(chat_id, message_id))
@@ -229,3 +318,16 @@ class ChatStore:
             except (ValueError, RecordingError, KeyError, TypeError):
                 continue
         return out
+
+
+def _stamp(row: Any) -> str:
+    """Which tab's write a stored row is (its ``w``: the writer's tag and count); "" for a
+    row written before stamps, or none."""
+    if row is None:
+        return ""
+    try:
+        obj = loads_bounded(str(row))
+    except ValueError:
+        return ""
+    w = obj.get("w") if isinstance(obj, dict) else None
+    return w[:64] if isinstance(w, str) else ""

@@ -10,6 +10,7 @@ about the stream (resuming a drop, the sentence an error is shown with) is the s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..events import ChatEvent, Finish, ReasoningBlock, ReasoningDelta, TextDelta, ToolCall, Usage
@@ -67,6 +68,7 @@ class Turn(CallListener):
         new piece's (one answer, however many pieces)."""
         self.app = app
         self.replay = replay
+        self.release: Callable[[], object] | None = None  # its Web Lock (``answers``)
         self.history = history  # the conversation this answer replies to
         self.el = el
         self.status_el = el.querySelector(".status")

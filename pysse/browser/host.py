@@ -45,6 +45,7 @@ from .dom import js_obj
 from .lazy_assets import LazyAssets
 from .net import BridgeNet
 from .store import IndexedDBStore
+from .tabs import BrowserTabs
 
 __all__ = ["BATCH_CHARS", "PageHost"]
 
@@ -96,6 +97,8 @@ class PageHost:
             now_epoch_ms=js.Date.now,
             stored_settings=page.get("settings") or None,
         )
+        if getattr(js, "pysseTabs", None) is not None:  # (web/tabs.js: the other tabs)
+            platform.tabs = BrowserTabs(js.pysseTabs)
         self.loop.hidden = bool(page.get("hidden"))
         if page.get("lazy"):  # the site's lazy bundles: lexers and math, fetched when needed
             LazyAssets(page["lazy"], str(page.get("base") or loc.get("href", ""))).declare()

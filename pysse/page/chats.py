@@ -17,6 +17,7 @@ from ..jsonsafe import loads_bounded_steps
 from ..steps import run_steps
 from .conversation import Conversation, ImportError_
 from .recording import Recording, RecordingError, recordings_from_json, recordings_to_json
+from .records import plain_number
 
 __all__ = [
     "IMPORT_MAX",
@@ -56,13 +57,12 @@ class ChatSummary:
         if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
             return None
         title = obj.get("title")
-        updated = obj.get("updated")
         n = obj.get("n")
         return cls(
-            obj["id"],
-            title if isinstance(title, str) else "",
-            float(updated) if isinstance(updated, int | float) else 0.0,
-            n if isinstance(n, int) else 0,
+            obj["id"][:64],
+            title[:200] if isinstance(title, str) else "",
+            plain_number(obj.get("updated"), 0, 1e11) or 0.0,
+            n if isinstance(n, int) and 0 <= n <= 1_000_000 else 0,
         )
 
     @property

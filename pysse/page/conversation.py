@@ -15,22 +15,17 @@ through JSON (storage, export, import). The browser binds it to the DOM and to I
 from __future__ import annotations
 
 import itertools
+import secrets
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ..events import ReasoningBlock, ToolCall
 from ..providers.base import Turn
-from .message_extras import (
-    ExtrasError,
-    reasoning_from_json,
-    reasoning_text,
-    reasoning_to_json,
-    thought_ms_from_json,
-    tool_calls_from_json,
-    tool_calls_to_json,
-)
+from .changes import Changes
+from .message import Message, Role
+from .message_read import MAX_TIME, message_number, read_message
+from .records import ImportError_, Reader
 
 __all__ = [
     "Conversation",
@@ -39,81 +34,26 @@ __all__ = [
     "Role",
 ]
 
-Role = Literal["user", "assistant"]
 SCHEMA = "pysse.conversation"
 VERSION = 1
 MAX_IMPORT_MESSAGES = 10_000
 
 
-class ImportError_(ValueError):  # "ImportError" is a builtin
-    """A conversation file that cannot be imported; the message says what is wrong with it."""
-
-
-@dataclass
-class Message:
-    """One message. An assistant message also carries how its answer ended (``state``: one
-    of ``streaming``, ``completed``, ``truncated``, ``error``, ``aborted``) and, while it may
-    still be resumed or continued, what the page needs for that."""
-
-    id: str
-    role: Role
-    text: str
-    parent: str | None
-    state: str = "completed"
-    detail: str = ""  # how it ended, for people ("truncated: the connection closed ...")
-    format: str | None = None  # the wire format its stream was in
-    usage: tuple[int | None, int | None] | None = None
-    created: float = field(default_factory=time.time)
-    pieces: int = 1  # > 1 once continued: the text is the join of several answers
-    speed: dict[str, Any] | None = None  # time to first token, tokens/s (page.speed)
-    answer_id: str = ""  # the relay's id for the answer (X-Pysse-Answer-Id), for a reattach
-    url: str = ""  # the relay it was asked of (a reattach goes back there)
-    # Beside the text, never part of it (issue #23): the reasoning blocks (shown folded, sent
-    # back to Anthropic with their signatures), how long the model thought, the tool calls.
-    reasoning: tuple[ReasoningBlock, ...] = ()
-    thought_ms: float | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
-    # Not stored: restored from an answer still streaming when the page closed, with an id
-    # the relay may still know (the page tries to reattach; see ``reattachable``).
-    in_flight: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "role": self.role,
-            "text": self.text,
-            "parent": self.parent,
-            "created": self.created,
-        }
-        if self.role == "assistant":
-            out.update(state=self.state, detail=self.detail, format=self.format)
-            out["usage"] = list(self.usage) if self.usage else None
-            out["pieces"] = self.pieces
-            out["speed"] = self.speed
-            if self.answer_id:
-                out["answer_id"] = self.answer_id
-                out["url"] = self.url
-            if self.reasoning:
-                out["reasoning"] = reasoning_to_json(self.reasoning)
-                out["thought_ms"] = self.thought_ms
-            if self.tool_calls:
-                out["tool_calls"] = tool_calls_to_json(self.tool_calls)
-        return out
-
-    @property
-    def reasoning_text(self) -> str:
-        """The reasoning as shown (never part of ``text``)."""
-        return reasoning_text(self.reasoning)
-
-
 class Conversation:
     """Messages in a tree, one selected child per parent (the path on screen)."""
 
-    def __init__(self, id: str, title: str = "") -> None:
+    def __init__(self, id: str, title: str = "", tag: str | None = None) -> None:
         self.id = id
         self.title = title
         self.renamed = False  # a title the user chose (else it follows the first message)
         self.deleted = False  # deleted by the user: never written again (an answer streaming)
+        # New message ids end with this tab's tag ("m7-3fa9c1"): two tabs adding to one chat
+        # never make the same id, so their writes merge (``page.merge``).
+        self.tag = tag if tag is not None else secrets.token_hex(3)
+        self.changes = Changes()  # this tab's, since its last write
+        self.stored = False  # read from or written to the store (gone there: deleted elsewhere)
+        self.stamp = ""  # the stored copy this tab last read or wrote (``app.storage``)
+        self.dropped: list[str] = []  # what a lenient read left out (``from_json``)
         self.created = self.updated = time.time()
         self.messages: dict[str, Message] = {}
         self.children: dict[str | None, list[str]] = {None: []}
@@ -185,11 +125,19 @@ class Conversation:
     # -- changing ------------------------------------------------------------------------------
 
     def _add(self, role: Role, text: str, parent: str | None, **kw: Any) -> Message:
-        msg = Message(f"m{next(self._ids)}", role, text, parent, **kw)
+        msg = Message(
+            f"m{next(self._ids)}-{self.tag}" if self.tag else f"m{next(self._ids)}",
+            role,
+            text,
+            parent,
+            **kw,
+        )
         self.messages[msg.id] = msg
         self.children.setdefault(parent, []).append(msg.id)
         self.children.setdefault(msg.id, [])
         self.selected[parent] = msg.id
+        self.changes.message(msg.id)
+        self.changes.selection(parent)
         self.updated = time.time()
         if not self.title and role == "user":
             self.title = _first_line(text)
@@ -224,6 +172,7 @@ class Conversation:
         """Show this version (and the path below it as it was last selected)."""
         msg = self.messages[message_id]
         self.selected[msg.parent] = message_id
+        self.changes.selection(msg.parent)
         self.updated = time.time()
 
     def step_version(self, message_id: str, step: int) -> str:
@@ -265,7 +214,15 @@ class Conversation:
         if tool_calls:
             msg.tool_calls = tool_calls
         msg.in_flight = False
+        self.changes.message(answer_id)
         self.updated = time.time()
+
+    def resume(self, answer_id: str) -> Message:
+        """An answer streaming again in this tab (reattached after a reload)."""
+        msg = self.messages[answer_id]
+        msg.state, msg.in_flight = "streaming", False
+        self.changes.message(answer_id)
+        return msg
 
     def rename(self, title: str) -> None:
         """A title chosen by the user (one line, at most 80 characters); empty goes back to
@@ -274,6 +231,7 @@ class Conversation:
         self.renamed = bool(title)
         first = next((m for m in self.path() if m.role == "user"), None)
         self.title = title or (_first_line(first.text) if first else "")
+        self.changes.renamed()
         # not "updated": a new name does not move the chat up the list
 
     def continue_from(self, answer_id: str) -> tuple[list[tuple[str, str]], str]:
@@ -284,6 +242,7 @@ class Conversation:
             raise ValueError("only a finished answer can be continued")
         msg.pieces += 1
         msg.state = "streaming"
+        self.changes.message(answer_id)
         return self.history(answer_id), msg.text
 
     # -- JSON ------------------------------------------------------------------------------------
@@ -302,60 +261,34 @@ class Conversation:
         }
 
     @classmethod
-    def from_json(cls, obj: Any) -> Conversation:
-        """A conversation from ``to_json``'s output (storage or an imported file), checked:
-        anything malformed is an ``ImportError_`` naming the problem, never a crash."""
+    def from_json(cls, obj: Any, *, strict: bool = True) -> Conversation:
+        """A conversation from ``to_json``'s output, checked (``page.records``). A file is
+        read ``strict``: anything malformed is an ``ImportError_`` naming the field. The store
+        is read leniently: a bad field is dropped, a message that cannot be read is dropped
+        with the messages below it, and ``dropped`` says what went."""
         if not isinstance(obj, dict) or obj.get("schema") != SCHEMA:
             raise ImportError_("not a pysse conversation (no schema 'pysse.conversation')")
         if obj.get("version") != VERSION:
-            raise ImportError_(f"unsupported conversation version {obj.get('version')!r}")
+            raise ImportError_(f"unsupported conversation version {str(obj.get('version'))[:9]!r}")
         raw = obj.get("messages")
         if not isinstance(raw, list) or len(raw) > MAX_IMPORT_MESSAGES:
             raise ImportError_(f"'messages' must be a list of at most {MAX_IMPORT_MESSAGES}")
-        conv = cls(_text(obj.get("id"), "id") or "imported", _text(obj.get("title"), "title"))
+        r = Reader(strict)
+        conv = cls(r.ident(obj.get("id"), "the chat's 'id'") or "imported")
+        conv.title = r.text(obj.get("title"), "the chat's 'title'")
         top = 0
         for i, m in enumerate(raw):
-            if not isinstance(m, dict):
-                raise ImportError_(f"message {i} is not an object")
-            role = m.get("role")
-            if role not in ("user", "assistant"):
-                raise ImportError_(f"message {i} has role {role!r}")
-            mid, parent = _text(m.get("id"), "id"), m.get("parent")
-            if not mid or mid in conv.messages:
-                raise ImportError_(f"message {i} has a missing or repeated id")
-            if parent is not None and parent not in conv.messages:
-                raise ImportError_(f"message {i} replies to {parent!r}, which comes later or not")
-            usage = m.get("usage")
             try:
-                reasoning = reasoning_from_json(m.get("reasoning"), f"message {i}")
-                tool_calls = tool_calls_from_json(m.get("tool_calls"), f"message {i}")
-            except ExtrasError as exc:
-                raise ImportError_(str(exc)) from None
-            msg = Message(
-                mid,
-                role,
-                _text(m.get("text"), "text"),
-                parent,
-                state=_text(m.get("state"), "state") or "completed",
-                detail=_text(m.get("detail"), "detail"),
-                format=m.get("format") if isinstance(m.get("format"), str) else None,
-                usage=_usage(usage),
-                created=_num(m.get("created")),
-                pieces=m["pieces"] if isinstance(m.get("pieces"), int) else 1,
-                speed=m["speed"] if isinstance(m.get("speed"), dict) else None,
-                answer_id=_text(m.get("answer_id"), "answer_id"),
-                url=_text(m.get("url"), "url"),
-                reasoning=reasoning if role == "assistant" else (),
-                thought_ms=thought_ms_from_json(m.get("thought_ms")) if reasoning else None,
-                tool_calls=tool_calls if role == "assistant" else (),
-            )
-            if msg.state == "streaming":  # it was cut off when the page closed
-                msg.in_flight = bool(msg.answer_id)
-                msg.state, msg.detail = "truncated", msg.detail or "the page closed mid-answer"
-            conv.messages[mid] = msg
-            conv.children.setdefault(parent, []).append(mid)
-            conv.children.setdefault(mid, [])
-            top = max(top, _number(mid))
+                msg = read_message(m, f"message {i}", conv.messages, r)
+            except ImportError_ as exc:
+                if strict:
+                    raise
+                r.dropped.append(f"{exc} (the message was dropped)")
+                continue
+            conv.messages[msg.id] = msg
+            conv.children.setdefault(msg.parent, []).append(msg.id)
+            conv.children.setdefault(msg.id, [])
+            top = max(top, message_number(msg.id))
         sel = obj.get("selected")
         for k, v in sel.items() if isinstance(sel, dict) else []:
             parent_id = k or None
@@ -365,9 +298,12 @@ class Conversation:
             if kids and parent_id not in conv.selected:
                 conv.selected[parent_id] = kids[-1]
         conv._ids = itertools.count(top + 1)
-        conv.renamed = obj.get("renamed") is True
-        conv.created = _num(obj.get("created")) or time.time()
-        conv.updated = _num(obj.get("updated")) or conv.created
+        conv.renamed = r.flag(obj.get("renamed"), "the chat's 'renamed'") is True
+        conv.created = r.number(obj.get("created"), "the chat's 'created'", 0, MAX_TIME) or 0.0
+        conv.created = conv.created or time.time()
+        conv.updated = r.number(obj.get("updated"), "the chat's 'updated'", 0, MAX_TIME) or 0.0
+        conv.updated = conv.updated or conv.created
+        conv.dropped = r.dropped
         return conv
 
     def to_markdown(self) -> str:
@@ -380,29 +316,5 @@ class Conversation:
         return "\n".join(out)
 
 
-def _num(value: Any) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value == value
-    return float(value) if ok and abs(value) < 1e12 else 0.0
-
-
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0][:60] if text.strip() else ""
-
-
-def _text(value: Any, name: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ImportError_(f"{name!r} must be text, not {type(value).__name__}")
-    return value
-
-
-def _usage(value: Any) -> tuple[int | None, int | None] | None:
-    if isinstance(value, list) and len(value) == 2:
-        a, b = value
-        return (a if isinstance(a, int) else None, b if isinstance(b, int) else None)
-    return None
-
-
-def _number(mid: str) -> int:
-    return int(mid[1:]) if mid[:1] == "m" and mid[1:].isdigit() and len(mid) < 12 else 0

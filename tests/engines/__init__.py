@@ -88,6 +88,11 @@ class EnginePage:
     def close(self) -> None:
         raise NotImplementedError
 
+    def twin(self) -> EnginePage:
+        """Another tab of the same browser profile: the same storage, cookies and origin
+        state (two tabs of the page on one chat store)."""
+        raise NotImplementedError
+
     # -- written once --------------------------------------------------------------------------
 
     def wait_for(self, fn: str, *args: Any, timeout: float = 60.0, every: float = 0.1) -> Any:

@@ -46,6 +46,13 @@ class Chat:
         self.wait_ready()
         return self
 
+    def twin(self, path: str = "/") -> Chat:
+        """The page again in another tab of the same profile (its storage shared), ready."""
+        chat = Chat(self.page.twin(), self.base)
+        chat.page.goto(self.base + path)
+        chat.wait_ready()
+        return chat
+
     def wait_ready(self) -> None:
         self.page.wait_for(
             "() => document.body && (document.body.dataset.ready === '1'"

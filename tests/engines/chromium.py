@@ -12,11 +12,16 @@ __all__ = ["ChromiumDriver"]
 class ChromiumPage(EnginePage):
     engine: EngineName = "chromium"
 
-    def __init__(self, browser: Any, width: int, height: int) -> None:
-        self.ctx = browser.new_context(viewport={"width": width, "height": height})
+    def __init__(self, browser: Any, width: int, height: int, ctx: Any = None) -> None:
+        self.twin_of = ctx is not None
+        self.ctx = ctx or browser.new_context(viewport={"width": width, "height": height})
+        self.browser = browser
         self.page = self.ctx.new_page()
         self.native: list[str] = []
         self.page.on("pageerror", lambda e: self.native.append(f"pageerror: {e}"))
+
+    def twin(self) -> EnginePage:
+        return ChromiumPage(self.browser, 0, 0, ctx=self.ctx)
 
     def goto(self, url: str) -> None:
         self.page.goto(url)
@@ -42,7 +47,10 @@ class ChromiumPage(EnginePage):
         return [*self.native, *super().errors()]
 
     def close(self) -> None:
-        self.ctx.close()
+        if self.twin_of:
+            self.page.close()
+        else:
+            self.ctx.close()
 
 
 class ChromiumDriver(Driver):

@@ -22,9 +22,18 @@ HERE = Path(__file__).resolve().parent
 class FirefoxPage(EnginePage):
     engine: EngineName = "firefox"
 
-    def __init__(self, driver: FirefoxDriver, width: int, height: int) -> None:
+    def __init__(
+        self, driver: FirefoxDriver, width: int, height: int, twin_of: int | None = None
+    ) -> None:
         self.driver = driver
-        self.id = driver.call("newPage", width=width, height=height)
+        self.size = (width, height)
+        if twin_of is None:
+            self.id = driver.call("newPage", width=width, height=height)
+        else:
+            self.id = driver.call("twinPage", id=twin_of, width=width, height=height)
+
+    def twin(self) -> EnginePage:
+        return FirefoxPage(self.driver, *self.size, twin_of=self.id)
 
     def goto(self, url: str) -> None:
         self.driver.call("goto", id=self.id, url=url)

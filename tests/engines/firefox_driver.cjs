@@ -31,6 +31,16 @@ const ops = {
     pages.set(id, { context, page, errors });
     return id;
   },
+  async twinPage({ id, width, height }) { // another tab on the same storage
+    const { context } = get(id);
+    const page = await context.newPage();
+    await page.setViewport({ width, height });
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(`pageerror: ${e && e.message ? e.message : e}`));
+    const twin = nextId++;
+    pages.set(twin, { context, page, errors, twin: true });
+    return twin;
+  },
   async goto({ id, url }) { await get(id).page.goto(url, { timeout: 120000 }); },
   async evaluate({ id, expression }) { return await get(id).page.evaluate(expression); },
   async type({ id, selector, text }) {
@@ -47,9 +57,9 @@ const ops = {
   async screenshot({ id, path }) { await get(id).page.screenshot({ path }); },
   async errors({ id }) { return get(id).errors.slice(); },
   async closePage({ id }) {
-    const { context } = get(id);
+    const { context, page, twin } = get(id);
     pages.delete(id);
-    await context.close();
+    if (twin) await page.close(); else await context.close();
   },
   async quit() { if (browser) await browser.close(); browser = null; },
 };

@@ -38,6 +38,13 @@ class WebKitPage(EnginePage):
         driver.pages.append(self)
         wd.set_window_size(width, height)
         self.fresh = True
+        self.size = (width, height)
+
+    def twin(self) -> EnginePage:
+        """Another window of the session: the same storage (never cleared for it)."""
+        page = WebKitPage(self.driver, *self.size)
+        page.fresh = False
+        return page
 
     def _wd(self) -> Any:
         wd = self.driver.wd
