@@ -191,6 +191,16 @@ def test_export_markdown_and_json_then_import(make_page: Any, tmp_path: Path) ->
     expect(page.locator("[data-role=notice]")).to_contain_text(
         "Could not import bad.json: message 0 has role 'x'"
     )
+    # a hand-edited file (issue #40): a 401-digit speed is refused, naming the field; it
+    # never imports to a chat that cannot open
+    doc["messages"][1]["speed"]["ttft_ms"] = 10**400
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    page.set_input_files("[data-role=import]", str(edited))
+    expect(page.locator("[data-role=notice]").last).to_have_text(
+        "Could not import edited.json: message 1's speed.ttft_ms must be a number from 0 to 1e+09"
+    )
+    assert page.locator("[data-role=chat-list] li[data-chat]").count() == 1
 
 
 @pytest.mark.parametrize(

@@ -274,7 +274,8 @@ class Conversation:
         if not isinstance(raw, list) or len(raw) > MAX_IMPORT_MESSAGES:
             raise ImportError_(f"'messages' must be a list of at most {MAX_IMPORT_MESSAGES}")
         r = Reader(strict)
-        conv = cls(r.ident(obj.get("id"), "the chat's 'id'") or "imported")
+        cid = obj.get("id")  # (none: an import gets a new one)
+        conv = cls((r.ident(cid, "the chat's 'id'") if cid is not None else "") or "imported")
         conv.title = r.text(obj.get("title"), "the chat's 'title'")
         top = 0
         for i, m in enumerate(raw):
