@@ -371,7 +371,8 @@ class Page:
         sel = "[data-role=assistant]"
         self.page.wait_for_function(
             f"""() => {{ const a = [...document.querySelectorAll('{sel}')];
-                 const m = a.at({index}); return m && m.dataset.state !== 'streaming'; }}""",
+                 const m = a.at({index}); return m && m.dataset.state !== 'streaming'
+                   && !(window.pysseSwapsPending && window.pysseSwapsPending()); }}""",
             timeout=timeout,
         )
         return self.page.query_selector_all(sel)[index]

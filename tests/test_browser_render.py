@@ -101,12 +101,26 @@ def test_long_code_block_is_highlighted_once_when_it_closes(
     assert all(blocks["lines"]) and max(blocks["lines"]) <= 32 and len(blocks["lines"]) >= 2
     body = text[text.index("\n", text.index("```")) + 1 : cut]
     assert body.startswith(blocks["text"].rstrip("\n")) and len(blocks["text"].splitlines()) > 40
+    # Its highlighted form comes in blocks, one a frame (never the whole fence restyled and
+    # laid out in one task): the frames in which highlighted blocks went in are counted.
+    page.evaluate(SWAP_FRAMES)
     sse_server.last_request.release()
     msg = p.wait_done()
     assert msg.query_selector(".codeblock.incomplete") is None
     assert msg.query_selector(".codeblock .hl-k") is not None
     shown = msg.evaluate("(m) => m.querySelector('.settled').innerHTML")
     assert shown == normalized(page, render(text))
+    frames = page.evaluate("() => window.__swapFrames")
+    lines = len(body.split("\n"))
+    assert len(frames) >= lines // 32 and max(frames.values()) == 1, frames
+
+
+# Counts, per animation frame, the highlighted blocks of lines put into the page.
+SWAP_FRAMES = """() => { window.__swapFrames = {};
+  new MutationObserver((records) => { for (const r of records) for (const n of r.addedNodes) {
+    if (n.nodeType === 1 && n.classList.contains('lines') && n.querySelector('[class^=hl-]')) {
+      window.__swapFrames[window.__frames] = (window.__swapFrames[window.__frames] || 0) + 1; }
+  } }).observe(document.body, { subtree: true, childList: true }); }"""
 
 
 def test_an_answer_that_ends_inside_a_fence_ends_as_a_one_shot_render(

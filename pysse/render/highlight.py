@@ -33,8 +33,10 @@ from .budget import HIGHLIGHT_WEIGHT, Budget
 
 __all__ = [
     "ALLOWED",
+    "LINES_PER_BLOCK",
     "HighlightJob",
     "Highlighter",
+    "in_blocks",
     "lexer_for",
     "lexer_resource",
     "make_highlighter",
@@ -43,6 +45,7 @@ __all__ = [
 Highlighter = Callable[[str, str, str], str]  # (code, lang, attrs) -> HTML, "" = not highlighted
 
 MAX_CODE = 64 * 1024  # characters
+LINES_PER_BLOCK = 32  # a long fence's highlighted lines, in blocks (``in_blocks``)
 MAX_TOKENS = 40_000
 MAX_SECONDS = 2.0
 _KEEP = 16  # finished jobs remembered for the fence renderer
@@ -193,7 +196,7 @@ class HighlightJob:
         except (_OverBudget, ImportError):  # ImportError: a lexer importing a module at
             self._parts = []  # lexing time that the page does not have: shown plain
         self._spend(budget, start, t0)
-        self.html = "".join(self._parts)
+        self.html = in_blocks(self._parts)
         self._parts = []
         self._lines = None
         self.done = True
@@ -210,6 +213,22 @@ class HighlightJob:
     def run(self) -> str:
         self.step()
         return self.html
+
+
+def in_blocks(lines: list[str]) -> str:
+    """A long fence's highlighted lines in blocks of ``LINES_PER_BLOCK``
+    (``<span class="lines">``, each with its lines' line feeds; pygments closes its spans at
+    every line's end), as the open fence's lines were while it streamed. The page lays each
+    block out apart (``display: block``), and swaps a fence's plain lines for their
+    highlighted form a block a frame (``dom_writer.js``) instead of restyling and laying out
+    every line of it in one task; a one-shot render has the same blocks, so the final HTML
+    is the same. A short fence is one run of lines, as before."""
+    if len(lines) <= LINES_PER_BLOCK:
+        return "".join(lines)
+    return "".join(
+        '<span class="lines">' + "".join(lines[i : i + LINES_PER_BLOCK]) + "</span>"
+        for i in range(0, len(lines), LINES_PER_BLOCK)
+    )
 
 
 def make_highlighter(enabled: bool) -> Highlighter | None:

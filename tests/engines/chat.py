@@ -87,7 +87,8 @@ class Chat:
     def wait_done(self, index: int = -1, timeout: float = 90) -> dict[str, Any]:
         self.page.wait_for(
             "(i) => { const m = [...document.querySelectorAll('[data-role=assistant]')].at(i);"
-            " return m && m.dataset.state !== 'streaming'; }",
+            " return m && m.dataset.state !== 'streaming'"
+            " && !(window.pysseSwapsPending && window.pysseSwapsPending()); }",
             index,
             timeout=timeout,
         )
