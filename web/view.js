@@ -541,6 +541,10 @@ export class View {
     this.jumpBtn.hidden = true;
   }
 
+  // Read-only, for tests and tools: whether the view follows the bottom, and whether Jump
+  // shows (the follower is replaced on a chat switch: read it through here).
+  get followState() { return { following: this.follower.following, jump: !this.jumpBtn.hidden }; }
+
   // The log's messages, watched for size changes (a growing answer, a restored one rendered,
   // an image loaded); a removed one is let go.
   watchMessages() {
