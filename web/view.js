@@ -17,43 +17,41 @@ const DOWN_KEYS = new Set(["ArrowDown", "PageDown", "End", " "]);
 const HIGHLIGHT = "pysse-search";
 const TABS_MOVES = { ArrowRight: 1, ArrowLeft: -1 };
 
-// Follows the bottom only while the reader is there: scrolling up releases it, scrolling
-// back down re-arms it, and the view's own scrolling is never taken for the reader's.
-// (The same rules as pysse.render.frames.ScrollFollower, which stream_chat uses.)
+// Follows the bottom only while the reader is there. Only the reader's own gestures release
+// it: a wheel, a key or a touch drag upwards, the scrollbar dragged away from the bottom.
+// A scroll event alone never does: the browser moves the view too (the content grew while
+// the view was pinned, a clamp after it shrank, scroll anchoring), and such an event can
+// arrive before the layout callback that re-pins (Chromium, with the mouse over the page,
+// lays out for hover between frames: issue #41). Reaching the bottom, by any means, or
+// Jump re-arms it. (The same rules as pysse.render.frames.ScrollFollower, which
+// stream_chat uses.)
 export class Follower {
   constructor() {
     this.following = true;
     this.showJump = false;
-    this.expected = null;
+    this.held = false; // the reader's hand is on the view: a finger dragging, the scrollbar
     this.heightAtDown = null;
   }
   onScroll(top, height, client) {
-    if (this.expected !== null && Math.abs(top - this.expected) < 1.5) { this.expected = null; return; }
-    this.expected = null;
     const gap = height - top - client;
     const grown = this.heightAtDown !== null ? height - this.heightAtDown : 0;
     if (gap <= THRESHOLD || (this.heightAtDown !== null && gap <= THRESHOLD + grown)) {
-      this.following = true;
-      this.showJump = false;
-      this.heightAtDown = null;
-    } else {
-      this.following = false;
-    }
+      this.follow();
+    } else if (this.held) {
+      this.following = false; // the reader moved it away from the bottom
+    } // (else the browser moved it: the next layout pins it again)
   }
-  up() { this.following = false; this.expected = null; this.heightAtDown = null; }
+  follow() { this.following = true; this.showJump = false; this.heightAtDown = null; }
+  hold(on) { this.held = on; }
+  up() { this.following = false; this.heightAtDown = null; }
   down(height) { if (this.heightAtDown === null) this.heightAtDown = height; }
   target(height, client) {
     if (!this.following) { this.showJump = true; return null; }
-    const t = Math.max(0, height - client);
-    this.expected = t;
-    return t;
+    return Math.max(0, height - client);
   }
   jump(height, client) {
-    this.following = true;
-    this.showJump = false;
-    const t = Math.max(0, height - client);
-    this.expected = t;
-    return t;
+    this.follow();
+    return Math.max(0, height - client);
   }
 }
 
@@ -348,6 +346,12 @@ export class View {
     on(this.prompt, "input", () => this.grow());
     on(this.log, "scroll", () => this.onScroll(), passive);
     on(this.log, "wheel", (e) => this.onWheel(e), passive);
+    on(this.log, "touchmove", () => this.follower.hold(true), passive);
+    on(this.log, "pointerdown", (e) => this.onPointerDown(e), passive);
+    for (const type of ["touchend", "touchcancel"]) on(window, type, () => this.follower.hold(false), passive);
+    for (const type of ["pointerup", "pointercancel"]) { // (a finger's pan cancels its pointer)
+      on(window, type, (e) => { if (e.pointerType !== "touch") this.follower.hold(false); }, passive);
+    }
     on(this.jumpBtn, "click", () => this.jump());
     on(this.jumpBtn, "wheel", (e) => { // it floats over the log: scroll the log
       e.preventDefault();
@@ -405,7 +409,7 @@ export class View {
     if (role === "search-result" && this.resultKey(e, t)) return;
     if (t.closest && t.closest("[role=tablist]") && this.tabKey(e, t)) return;
     if (this.log.contains(t)) {
-      if (UP_KEYS.has(e.key)) this.follower.up();
+      if (UP_KEYS.has(e.key) || (e.key === " " && e.shiftKey)) this.follower.up(); // (Shift+Space: a page up)
       else if (DOWN_KEYS.has(e.key)) this.follower.down(this.log.scrollHeight);
     }
     if (e.key === "Escape" && !e.defaultPrevented && this.escape()) e.preventDefault();
@@ -509,7 +513,6 @@ export class View {
     }
     const target = this.follower.target(log.scrollHeight, log.clientHeight);
     if (target !== null && Math.abs(log.scrollTop - target) >= 1) log.scrollTop = target;
-    else if (target !== null) this.follower.expected = null;
     this.jumpBtn.hidden = !this.follower.showJump;
     this.rememberAnchor();
   }
@@ -529,6 +532,16 @@ export class View {
     this.follower.onScroll(log.scrollTop, log.scrollHeight, log.clientHeight);
     if (this.follower.following) this.jumpBtn.hidden = true;
     this.rememberAnchor();
+  }
+
+  // A press on the log's scrollbar (outside its client box), or the middle button's
+  // autoscroll: what scrolls while it is held is the reader's doing. (A click on the text or
+  // a button is not: it never scrolls the log, and the stream must not be read as if it did.)
+  onPointerDown(e) {
+    if (e.pointerType === "touch") return; // (a finger counts once it drags: touchmove)
+    const log = this.log;
+    const onBar = e.target === log && (e.offsetX >= log.clientWidth || e.offsetY >= log.clientHeight);
+    if (onBar || e.button === 1) this.follower.hold(true);
   }
 
   onWheel(e) {
@@ -688,7 +701,7 @@ const OPS = {
   },
   scroll([, what, h]) {
     const f = this.follower;
-    if (what === "follow") { f.following = true; this.soon(); }
+    if (what === "follow") { f.follow(); this.soon(); }
     else if (what === "reset") { this.follower = new Follower(); this.hold.forget(); this.jumpBtn.hidden = true; }
     else if (what === "release") f.up();
     else if (what === "center") { f.up(); this.nodes.get(h)?.scrollIntoView({ block: "center" }); }
