@@ -241,3 +241,76 @@ def test_dragging_the_scrollbar_up_releases(with_scrollbars: Any) -> None:
     mouse_click(page, "[data-role=jump]")
     p.wait_done()
     assert_following(page)
+
+
+# -- a phone in the hand -----------------------------------------------------------------
+
+# A visual viewport the test moves (headless Chromium opens no on-screen keyboard): the
+# page's own listeners bind to it.
+FAKE_VIEWPORT = """(() => { const vv = new EventTarget();
+  Object.assign(vv, { width: innerWidth, height: innerHeight, offsetTop: 0, offsetLeft: 0,
+    pageTop: 0, pageLeft: 0, scale: 1 });
+  Object.defineProperty(window, 'visualViewport', { configurable: true, get: () => vv });
+  window.__keyboard = (px) => { vv.height = innerHeight - px; vv.dispatchEvent(new Event('resize')); };
+})();"""
+
+# What is on screen above the keyboard: the composer's bottom and the last answer's end.
+ABOVE_KEYBOARD = """() => { const vv = visualViewport, bottom = vv.offsetTop + vv.height;
+  const composer = document.querySelector('.composer').getBoundingClientRect();
+  const log = document.querySelector('[data-role=log]').getBoundingClientRect();
+  const a = [...document.querySelectorAll('[data-role=assistant]')].at(-1).getBoundingClientRect();
+  return { composer: composer.bottom <= bottom + 1 && composer.top >= vv.offsetTop,
+    end: a.bottom <= log.bottom + 2 && log.bottom <= bottom + 1,
+    following: pysse.view.followState.following }; }"""
+
+
+def test_the_keyboard_opening_keeps_the_composer_and_the_answer_in_view(make_page: Any) -> None:
+    p = make_page(viewport=PHONE, settings={"headers": "X-Demo-Pace: 0.5"}, **TOUCH)
+    p.page.add_init_script(FAKE_VIEWPORT)
+    page = p.open()
+    send_by(page, "tap", "/demo long")
+    streaming(page)
+    overflowing(page)
+    tap(page, "[data-role=prompt]")
+    page.evaluate("() => window.__keyboard(336)")  # a phone keyboard's height
+    page.evaluate(FRAME)
+    page.evaluate(FRAME)
+    got = page.evaluate(ABOVE_KEYBOARD)
+    assert got == {"composer": True, "end": True, "following": True}, got
+    p.wait_done()
+    assert page.evaluate(ABOVE_KEYBOARD) == {"composer": True, "end": True, "following": True}
+    page.evaluate("() => window.__keyboard(0)")  # closed: the page is whole again
+    page.evaluate(FRAME)
+    assert page.evaluate("() => document.body.style.height") == ""
+    assert_following(page)
+
+
+def test_enter_on_a_touch_keyboard_starts_a_line_and_send_sends(make_page: Any) -> None:
+    p = make_page(viewport=PHONE, **TOUCH)
+    page = p.open()
+    prompt = page.locator("[data-role=prompt]")
+    assert prompt.get_attribute("enterkeyhint") == "enter"
+    assert "Enter sends" not in (prompt.get_attribute("placeholder") or "")
+    tap(page, "[data-role=prompt]")
+    page.keyboard.type("/demo echo one")
+    page.keyboard.press("Enter")
+    page.keyboard.type("two")
+    assert prompt.input_value() == "/demo echo one\ntwo"  # a new line, nothing sent
+    assert page.locator("[data-role=user]").count() == 0
+    tap(page, "[data-role=send]")
+    p.wait_done()
+    assert page.locator("[data-role=assistant]").last.get_attribute("data-text") == "one\ntwo"
+
+
+def test_enter_on_a_desktop_sends(make_page: Any) -> None:
+    p = make_page(viewport=DESKTOP)
+    page = p.open()
+    prompt = page.locator("[data-role=prompt]")
+    assert prompt.get_attribute("enterkeyhint") == "send"
+    assert "Enter sends" in (prompt.get_attribute("placeholder") or "")
+    page.fill("[data-role=prompt]", "/demo echo one")
+    page.press("[data-role=prompt]", "Shift+Enter")
+    page.keyboard.type("two")
+    page.press("[data-role=prompt]", "Enter")
+    p.wait_done()
+    assert page.locator("[data-role=assistant]").last.get_attribute("data-text") == "one\ntwo"

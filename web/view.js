@@ -17,6 +17,12 @@ const DOWN_KEYS = new Set(["ArrowDown", "PageDown", "End", " "]);
 const HIGHLIGHT = "pysse-search";
 const TABS_MOVES = { ArrowRight: 1, ArrowLeft: -1 };
 
+// Whether Enter in the composer sends. On a touch screen it starts a new line, as on the best
+// mobile chat pages: a phone's keyboard has no Shift+Enter to reach for, and Send is a thumb
+// away. With a mouse or a trackpad, Enter sends and Shift+Enter starts a new line.
+// (docs/chat-page.md, "Enter")
+export const enterSends = () => !matchMedia("(pointer: coarse)").matches;
+
 // Follows the bottom only while the reader is there. Only the reader's own gestures release
 // it: a wheel, a key or a touch drag upwards, the scrollbar dragged away from the bottom.
 // A scroll event alone never does: the browser moves the view too (the content grew while
@@ -362,6 +368,9 @@ export class View {
       on(document, type, (e) => { if (e.target.closest?.("[data-role=replay-drop]")) e.preventDefault(); });
     }
     on(document, "visibilitychange", () => this.schedule());
+    if (window.visualViewport) { // the on-screen keyboard opening or closing
+      for (const type of ["resize", "scroll"]) on(visualViewport, type, () => this.onViewport());
+    }
     on(window, "pageshow", (e) => {
       if (e.persisted) this.push({ type: "pageshow", h: 0, e: this.nextEvent++ });
     });
@@ -393,7 +402,7 @@ export class View {
     const role = t.getAttribute ? t.getAttribute("data-role") : null;
     const plainEnter = e.key === "Enter" && !e.shiftKey && !e.isComposing;
     if (role === "prompt" && plainEnter) {
-      if (this.sendH) { e.preventDefault(); this.sendFromPrompt(); }
+      if (this.sendH && enterSends()) { e.preventDefault(); this.sendFromPrompt(); }
       return;
     }
     if (role === "edit-text" && (plainEnter || e.key === "Escape")) {
@@ -552,6 +561,20 @@ export class View {
   jump() {
     this.log.scrollTop = this.follower.jump(this.log.scrollHeight, this.log.clientHeight);
     this.jumpBtn.hidden = true;
+  }
+
+  // The on-screen keyboard shrinks the visual viewport, not the layout one (Safari; Chrome
+  // unless the page asks otherwise): the page would go on under the keyboard, the composer
+  // and the answer's end with it. So the page is fitted to what is visible, and the log,
+  // while following, pinned to its bottom again. (A pinch zoom is the reader's: left alone.)
+  onViewport() {
+    const vv = window.visualViewport;
+    const body = document.body;
+    const covered = vv.scale < 1.01 && vv.height < window.innerHeight - 1;
+    body.style.height = covered ? `${vv.height}px` : "";
+    // (where the visible part is; a transform also keeps Jump, position: fixed, above it)
+    body.style.transform = covered ? `translateY(${vv.offsetTop}px)` : "";
+    if (this.follower.following) this.soon();
   }
 
   // Read-only, for tests and tools: whether the view follows the bottom, and whether Jump
