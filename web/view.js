@@ -571,9 +571,12 @@ export class View {
     const vv = window.visualViewport;
     const body = document.body;
     const covered = vv.scale < 1.01 && vv.height < window.innerHeight - 1;
-    body.style.height = covered ? `${vv.height}px` : "";
+    const height = covered ? `${vv.height}px` : "";
     // (where the visible part is; a transform also keeps Jump, position: fixed, above it)
-    body.style.transform = covered ? `translateY(${vv.offsetTop}px)` : "";
+    const transform = covered ? `translateY(${vv.offsetTop}px)` : "";
+    if (body.style.height === height && body.style.transform === transform) return; // (a desktop's)
+    body.style.height = height;
+    body.style.transform = transform;
     if (this.follower.following) this.soon();
   }
 
