@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
 from pysse.render.frames import FrameScheduler, ScrollFollower
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class FakeFrames:
@@ -66,12 +75,15 @@ def test_scroll_follower_releases_on_user_scroll_and_rearms_at_bottom() -> None:
     assert sf.target_after_render(height=2000, client=500) == 1500
     sf.on_scroll(top=1500, height=2000, client=500)
     assert sf.following
-    # Content grows; the page's own scroll event arrives late with the expected position.
-    assert sf.target_after_render(height=2400, client=500) == 1900
-    sf.on_scroll(top=1900, height=2400, client=500)
+    # Content grows and the browser's scroll event comes before the re-pin (issue #41): the
+    # view is off the bottom, but the reader did nothing.
+    sf.on_scroll(top=1546, height=2214, client=500)
     assert sf.following
-    # The user scrolls up: released, and renders do not move the view.
+    assert sf.target_after_render(height=2400, client=500) == 1900
+    # The user drags the scrollbar up: released, and renders do not move the view.
+    sf.hold(True)
     sf.on_scroll(top=1200, height=2400, client=500)
+    sf.hold(False)
     assert not sf.following
     assert sf.target_after_render(height=2600, client=500) is None
     assert sf.show_jump
@@ -90,10 +102,71 @@ def test_wheel_up_releases_before_the_scroll_event() -> None:
 
 def test_downward_gesture_rearms_even_though_the_text_grew_meanwhile() -> None:
     sf = ScrollFollower(threshold=8)
-    sf.on_scroll(top=100, height=3000, client=500)  # the user is reading higher up
+    sf.on_user_intent_up()  # the user is reading higher up
+    sf.on_scroll(top=100, height=3000, client=500)
     assert not sf.following
     sf.on_user_intent_down(height=3000)  # scrolls down to where the bottom was (2500)...
     sf.on_scroll(top=2500, height=3300, client=500)  # ...while 300 px of text arrived
     assert sf.following
+    sf.hold(True)
     sf.on_scroll(top=1000, height=3300, client=500)  # half-way down is not the bottom
     assert not sf.following
+
+
+# One table of steps for both followers: (Python method, JS method, arguments, following
+# after it). After each step both must agree on following, show_jump and what it returned.
+STEPS: list[tuple[str, str, list[float | bool], bool]] = [
+    ("target_after_render", "target", [2000, 500], True),
+    ("on_scroll", "onScroll", [1500, 2000, 500], True),  # its own scroll
+    ("on_scroll", "onScroll", [1454, 1954, 500], True),  # clamped: the content shrank
+    ("on_scroll", "onScroll", [1546, 2214, 500], True),  # grown, not re-pinned yet (#41)
+    ("target_after_render", "target", [2214, 500], True),
+    ("hold", "hold", [True], True),  # a finger drags the log
+    ("on_scroll", "onScroll", [1600, 2214, 500], False),
+    ("hold", "hold", [False], False),
+    ("target_after_render", "target", [2400, 500], False),  # stays; Jump shows
+    ("on_scroll", "onScroll", [1000, 2400, 500], False),  # off the bottom: still released
+    ("on_scroll", "onScroll", [1895, 2400, 500], True),  # back at the bottom: re-armed
+    ("target_after_render", "target", [2600, 500], True),
+    ("on_user_intent_up", "up", [], False),  # the wheel upwards
+    ("target_after_render", "target", [2700, 500], False),
+    ("on_user_intent_down", "down", [2700], False),  # the wheel downwards, while it grows
+    ("on_scroll", "onScroll", [2200, 2900, 500], True),
+    ("target_after_render", "target", [3000, 500], True),
+    ("on_user_intent_up", "up", [], False),
+    ("on_scroll", "onScroll", [800, 3000, 500], False),
+    ("jump", "jump", [3100, 500], True),
+    ("target_after_render", "target", [3300, 500], True),
+]
+
+AGREE_JS = """import { Follower } from "./view.js";
+const f = new Follower();
+const out = [];
+for (const [name, args] of JSON.parse(process.argv[2])) {
+  const r = f[name](...args);
+  out.push([f.following, f.showJump, r === undefined ? null : r]);
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def test_the_page_and_stream_chat_follow_by_the_same_rules(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node")
+    # view.js as the page has it, beside a stand-in for the writer it imports
+    (tmp_path / "view.js").write_text((ROOT / "web" / "view.js").read_text())
+    (tmp_path / "dom_writer.js").write_text("export class DomWriter {}\n")
+    (tmp_path / "agree.mjs").write_text(AGREE_JS)
+    steps = json.dumps([[js, args] for _, js, args, _ in STEPS])
+    ran = subprocess.run(
+        [node, str(tmp_path / "agree.mjs"), steps], capture_output=True, text=True, check=True
+    )
+    in_js = json.loads(ran.stdout)
+    sf = ScrollFollower()
+    in_py = []
+    for name, _, args, _ in STEPS:
+        r = getattr(sf, name)(*args)
+        in_py.append([sf.following, sf.show_jump, r])
+    assert in_py == in_js
+    assert [row[0] for row in in_py] == [following for *_, following in STEPS]

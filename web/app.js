@@ -5,7 +5,7 @@
 // it is; progress never goes backwards. If boot fails, the page says which URL failed and how,
 // keeps every typed message, and offers a reload that restores them. If the worker dies, the
 // answers it was streaming keep their text, marked as ended, and a new worker starts.
-import { View } from "./view.js";
+import { View, enterSends } from "./view.js";
 
 const $ = (sel) => document.querySelector(sel);
 const progress = $("[data-role=boot-progress]");
@@ -22,6 +22,10 @@ class WorkerUnavailable extends Error {}
 
 const early = [];
 const prompt = $("[data-role=prompt]");
+// What Enter does here (view.js: enterSends), on the keyboard's key and in the hint (before
+// Python's copy of the page is taken: its model has them too)
+prompt.enterKeyHint = enterSends() ? "send" : "enter";
+if (!enterSends()) prompt.placeholder = prompt.placeholder.replace(/\s*\(Enter sends[^)]*\)/, "");
 const NEXT_KEY = "pysse.next.v1"; // the request a next message makes (pysse.app.answers)
 let earlyOut = null; // posts an early request to the worker, once it exists
 
@@ -95,7 +99,9 @@ const earlySend = () => {
   $("[data-role=log]").appendChild(art);
   show(0);
 };
-const earlyKey = (e) => { if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); earlySend(); } };
+const earlyKey = (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing && enterSends()) { e.preventDefault(); earlySend(); }
+};
 $("[data-role=send]").addEventListener("click", earlySend);
 prompt.addEventListener("keydown", earlyKey);
 document.body.dataset.booting = "1"; // sending works from here on, before Python is ready

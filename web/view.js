@@ -17,43 +17,47 @@ const DOWN_KEYS = new Set(["ArrowDown", "PageDown", "End", " "]);
 const HIGHLIGHT = "pysse-search";
 const TABS_MOVES = { ArrowRight: 1, ArrowLeft: -1 };
 
-// Follows the bottom only while the reader is there: scrolling up releases it, scrolling
-// back down re-arms it, and the view's own scrolling is never taken for the reader's.
-// (The same rules as pysse.render.frames.ScrollFollower, which stream_chat uses.)
+// Whether Enter in the composer sends. On a touch screen it starts a new line, as on the best
+// mobile chat pages: a phone's keyboard has no Shift+Enter to reach for, and Send is a thumb
+// away. With a mouse or a trackpad, Enter sends and Shift+Enter starts a new line.
+// (docs/chat-page.md, "Enter")
+export const enterSends = () => !matchMedia("(pointer: coarse)").matches;
+
+// Follows the bottom only while the reader is there. Only the reader's own gestures release
+// it: a wheel, a key or a touch drag upwards, the scrollbar dragged away from the bottom.
+// A scroll event alone never does: the browser moves the view too (the content grew while
+// the view was pinned, a clamp after it shrank, scroll anchoring), and such an event can
+// arrive before the layout callback that re-pins (Chromium, with the mouse over the page,
+// lays out for hover between frames: issue #41). Reaching the bottom, by any means, or
+// Jump re-arms it. (The same rules as pysse.render.frames.ScrollFollower, which
+// stream_chat uses.)
 export class Follower {
   constructor() {
     this.following = true;
     this.showJump = false;
-    this.expected = null;
+    this.held = false; // the reader's hand is on the view: a finger dragging, the scrollbar
     this.heightAtDown = null;
   }
   onScroll(top, height, client) {
-    if (this.expected !== null && Math.abs(top - this.expected) < 1.5) { this.expected = null; return; }
-    this.expected = null;
     const gap = height - top - client;
     const grown = this.heightAtDown !== null ? height - this.heightAtDown : 0;
     if (gap <= THRESHOLD || (this.heightAtDown !== null && gap <= THRESHOLD + grown)) {
-      this.following = true;
-      this.showJump = false;
-      this.heightAtDown = null;
-    } else {
-      this.following = false;
-    }
+      this.follow();
+    } else if (this.held) {
+      this.following = false; // the reader moved it away from the bottom
+    } // (else the browser moved it: the next layout pins it again)
   }
-  up() { this.following = false; this.expected = null; this.heightAtDown = null; }
+  follow() { this.following = true; this.showJump = false; this.heightAtDown = null; }
+  hold(on) { this.held = on; }
+  up() { this.following = false; this.heightAtDown = null; }
   down(height) { if (this.heightAtDown === null) this.heightAtDown = height; }
   target(height, client) {
     if (!this.following) { this.showJump = true; return null; }
-    const t = Math.max(0, height - client);
-    this.expected = t;
-    return t;
+    return Math.max(0, height - client);
   }
   jump(height, client) {
-    this.following = true;
-    this.showJump = false;
-    const t = Math.max(0, height - client);
-    this.expected = t;
-    return t;
+    this.follow();
+    return Math.max(0, height - client);
   }
 }
 
@@ -348,6 +352,12 @@ export class View {
     on(this.prompt, "input", () => this.grow());
     on(this.log, "scroll", () => this.onScroll(), passive);
     on(this.log, "wheel", (e) => this.onWheel(e), passive);
+    on(this.log, "touchmove", () => this.follower.hold(true), passive);
+    on(this.log, "pointerdown", (e) => this.onPointerDown(e), passive);
+    for (const type of ["touchend", "touchcancel"]) on(window, type, () => this.follower.hold(false), passive);
+    for (const type of ["pointerup", "pointercancel"]) { // (a finger's pan cancels its pointer)
+      on(window, type, (e) => { if (e.pointerType !== "touch") this.follower.hold(false); }, passive);
+    }
     on(this.jumpBtn, "click", () => this.jump());
     on(this.jumpBtn, "wheel", (e) => { // it floats over the log: scroll the log
       e.preventDefault();
@@ -358,6 +368,9 @@ export class View {
       on(document, type, (e) => { if (e.target.closest?.("[data-role=replay-drop]")) e.preventDefault(); });
     }
     on(document, "visibilitychange", () => this.schedule());
+    if (window.visualViewport) { // the on-screen keyboard opening or closing
+      for (const type of ["resize", "scroll"]) on(visualViewport, type, () => this.onViewport());
+    }
     on(window, "pageshow", (e) => {
       if (e.persisted) this.push({ type: "pageshow", h: 0, e: this.nextEvent++ });
     });
@@ -389,7 +402,7 @@ export class View {
     const role = t.getAttribute ? t.getAttribute("data-role") : null;
     const plainEnter = e.key === "Enter" && !e.shiftKey && !e.isComposing;
     if (role === "prompt" && plainEnter) {
-      if (this.sendH) { e.preventDefault(); this.sendFromPrompt(); }
+      if (this.sendH && enterSends()) { e.preventDefault(); this.sendFromPrompt(); }
       return;
     }
     if (role === "edit-text" && (plainEnter || e.key === "Escape")) {
@@ -405,7 +418,7 @@ export class View {
     if (role === "search-result" && this.resultKey(e, t)) return;
     if (t.closest && t.closest("[role=tablist]") && this.tabKey(e, t)) return;
     if (this.log.contains(t)) {
-      if (UP_KEYS.has(e.key)) this.follower.up();
+      if (UP_KEYS.has(e.key) || (e.key === " " && e.shiftKey)) this.follower.up(); // (Shift+Space: a page up)
       else if (DOWN_KEYS.has(e.key)) this.follower.down(this.log.scrollHeight);
     }
     if (e.key === "Escape" && !e.defaultPrevented && this.escape()) e.preventDefault();
@@ -509,7 +522,6 @@ export class View {
     }
     const target = this.follower.target(log.scrollHeight, log.clientHeight);
     if (target !== null && Math.abs(log.scrollTop - target) >= 1) log.scrollTop = target;
-    else if (target !== null) this.follower.expected = null;
     this.jumpBtn.hidden = !this.follower.showJump;
     this.rememberAnchor();
   }
@@ -531,6 +543,16 @@ export class View {
     this.rememberAnchor();
   }
 
+  // A press on the log's scrollbar (outside its client box), or the middle button's
+  // autoscroll: what scrolls while it is held is the reader's doing. (A click on the text or
+  // a button is not: it never scrolls the log, and the stream must not be read as if it did.)
+  onPointerDown(e) {
+    if (e.pointerType === "touch") return; // (a finger counts once it drags: touchmove)
+    const log = this.log;
+    const onBar = e.target === log && (e.offsetX >= log.clientWidth || e.offsetY >= log.clientHeight);
+    if (onBar || e.button === 1) this.follower.hold(true);
+  }
+
   onWheel(e) {
     if (e.deltaY < 0) this.follower.up();
     else if (e.deltaY > 0) this.follower.down(this.log.scrollHeight);
@@ -540,6 +562,27 @@ export class View {
     this.log.scrollTop = this.follower.jump(this.log.scrollHeight, this.log.clientHeight);
     this.jumpBtn.hidden = true;
   }
+
+  // The on-screen keyboard shrinks the visual viewport, not the layout one (Safari; Chrome
+  // unless the page asks otherwise): the page would go on under the keyboard, the composer
+  // and the answer's end with it. So the page is fitted to what is visible, and the log,
+  // while following, pinned to its bottom again. (A pinch zoom is the reader's: left alone.)
+  onViewport() {
+    const vv = window.visualViewport;
+    const body = document.body;
+    const covered = vv.scale < 1.01 && vv.height < window.innerHeight - 1;
+    const height = covered ? `${vv.height}px` : "";
+    // (where the visible part is; a transform also keeps Jump, position: fixed, above it)
+    const transform = covered ? `translateY(${vv.offsetTop}px)` : "";
+    if (body.style.height === height && body.style.transform === transform) return; // (a desktop's)
+    body.style.height = height;
+    body.style.transform = transform;
+    if (this.follower.following) this.soon();
+  }
+
+  // Read-only, for tests and tools: whether the view follows the bottom, and whether Jump
+  // shows (the follower is replaced on a chat switch: read it through here).
+  get followState() { return { following: this.follower.following, jump: !this.jumpBtn.hidden }; }
 
   // The log's messages, watched for size changes (a growing answer, a restored one rendered,
   // an image loaded); a removed one is let go.
@@ -684,7 +727,7 @@ const OPS = {
   },
   scroll([, what, h]) {
     const f = this.follower;
-    if (what === "follow") { f.following = true; this.soon(); }
+    if (what === "follow") { f.follow(); this.soon(); }
     else if (what === "reset") { this.follower = new Follower(); this.hold.forget(); this.jumpBtn.hidden = true; }
     else if (what === "release") f.up();
     else if (what === "center") { f.up(); this.nodes.get(h)?.scrollIntoView({ block: "center" }); }

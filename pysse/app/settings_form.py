@@ -75,8 +75,10 @@ class SettingsForm:
             hint = q(sel)
             if hint is not None:
                 hint.hidden = not has_demo(self.site)
-        if not has_demo(self.site):
-            self.app.prompt.placeholder = "Ask something  (Enter sends, Shift+Enter: new line)"
+        if not has_demo(self.site):  # (the page's hint less the demo; on a touch screen the
+            # page has no key hint there: Enter starts a line, web/view.js)
+            prompt = self.app.prompt
+            prompt.placeholder = str(prompt.placeholder).replace(", or /demo help", "")
 
     def read_form(self, *_: Any) -> None:
         before = (self.settings["relay"], self.settings["format"])

@@ -51,6 +51,13 @@ class Follow:
         self._on(self._target, "scroll", self._on_scroll)
         self._on(self._target, "wheel", self._on_wheel)
         self._on(self._target, "keydown", self._on_key)
+        # the reader's hand on the view: a finger dragging it, its scrollbar pressed
+        self._on(self._target, "touchmove", lambda e: self.follower.hold(True))
+        self._on(self._target, "pointerdown", self._on_pointer_down)
+        for name in ("touchend", "touchcancel"):
+            self._on(js.window, name, lambda e: self.follower.hold(False))
+        for name in ("pointerup", "pointercancel"):  # (a finger's pan cancels its pointer)
+            self._on(js.window, name, self._on_pointer_up)
         self.after_render()
 
     def after_render(self, *_: Any) -> None:
@@ -80,8 +87,25 @@ class Follow:
         elif e.deltaY > 0:
             self.follower.on_user_intent_down(self.scroller.scrollHeight)
 
+    def _on_pointer_down(self, e: Any) -> None:
+        """A press on the scrollbar (outside the client box) or the middle button's
+        autoscroll: what scrolls while it is held is the reader's doing."""
+        if e.pointerType == "touch":
+            return  # (a finger counts once it drags: touchmove)
+        s = self.scroller
+        if self._target == js.window:  # the page's own scrollbar, at the window's edge
+            on_bar = e.clientX >= s.clientWidth or e.clientY >= s.clientHeight
+        else:
+            on_bar = e.target == s and (e.offsetX >= s.clientWidth or e.offsetY >= s.clientHeight)
+        if on_bar or e.button == 1:
+            self.follower.hold(True)
+
+    def _on_pointer_up(self, e: Any) -> None:
+        if e.pointerType != "touch":
+            self.follower.hold(False)
+
     def _on_key(self, e: Any) -> None:
-        if e.key in UP_KEYS:
+        if e.key in UP_KEYS or (e.key == " " and e.shiftKey):  # (Shift+Space: a page up)
             self.follower.on_user_intent_up()
         elif e.key in DOWN_KEYS:
             self.follower.on_user_intent_down(self.scroller.scrollHeight)

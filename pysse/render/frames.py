@@ -7,9 +7,9 @@ Pure logic with the browser injected, so it runs and is tested in CPython:
   hidden tab will not deliver), and renders once on return to a visible tab.
 * :class:`FrameLoop` is the one frame callback every streaming answer of a page (or worker)
   shares; whoever runs it supplies how to ask for a frame and whether the page is hidden.
-* :class:`ScrollFollower` follows the bottom only while the reader is there: scrolling up
-  releases it, scrolling back down re-arms it, and the page's own scrolling is never mistaken
-  for the reader's.
+* :class:`ScrollFollower` follows the bottom only while the reader is there: only the
+  reader's scrolling up releases it (a gesture: a scroll event alone may be the browser's),
+  scrolling back down re-arms it.
 """
 
 from __future__ import annotations
@@ -159,26 +159,27 @@ class FrameLoop:
 class ScrollFollower:
     """Decides whether a render should keep the view pinned to the bottom.
 
-    Feed it every scroll event (``on_scroll``) and ask ``target_after_render`` after each
-    render. Scroll positions the follower set itself are recognised and ignored, so growth of
-    the content is never read as the reader scrolling.
+    Feed it every scroll event (``on_scroll``) and the reader's gestures, and ask
+    ``target_after_render`` after each render. Only the reader releases it: a gesture upwards
+    (``on_user_intent_up``: a wheel, a key) or a scroll event away from the bottom while the
+    reader's hand is on the view (``hold(True)``: a finger dragging, the scrollbar pressed). A
+    scroll event alone never does: the browser moves the view too (content grown while the
+    view was pinned, a clamp, scroll anchoring), and that event can come before the render's
+    re-pin (issue #41). Reaching the bottom, by any means, or ``jump`` re-arms it. The same
+    rules as the page's ``Follower`` (web/view.js).
     """
 
     def __init__(self, threshold: float = 8.0) -> None:
         self.threshold = threshold
         self.following = True
         self.show_jump = False
-        self._expected: float | None = None
+        self.held = False
         self._height_at_down: float | None = None
 
     def at_bottom(self, top: float, height: float, client: float) -> bool:
         return height - top - client <= self.threshold
 
     def on_scroll(self, top: float, height: float, client: float) -> None:
-        if self._expected is not None and abs(top - self._expected) < 1.5:
-            self._expected = None  # our own scroll
-            return
-        self._expected = None
         gap = height - top - client
         # A downward gesture that reached where the bottom was when it started counts as
         # reaching the bottom: the text kept growing while the scroll animated.
@@ -186,16 +187,19 @@ class ScrollFollower:
         if gap <= self.threshold or (
             self._height_at_down is not None and gap <= self.threshold + grown
         ):
-            self.following = True
-            self.show_jump = False
-            self._height_at_down = None
-        else:
-            self.following = False
+            self._follow()
+        elif self.held:
+            self.following = False  # the reader moved it away from the bottom
+        # (else the browser moved it: the next render pins it again)
+
+    def hold(self, on: bool) -> None:
+        """The reader's hand is on the view (a finger dragging, the scrollbar pressed), or
+        let go."""
+        self.held = on
 
     def on_user_intent_up(self) -> None:
-        """A wheel/key/touch gesture upwards: release at once, before the scroll event."""
+        """A wheel/key gesture upwards: release at once, before the scroll event."""
         self.following = False
-        self._expected = None
         self._height_at_down = None
 
     def on_user_intent_down(self, height: float) -> None:
@@ -208,14 +212,14 @@ class ScrollFollower:
         if not self.following:
             self.show_jump = True
             return None
-        target = max(0.0, height - client)
-        self._expected = target
-        return target
+        return max(0.0, height - client)
 
     def jump(self, height: float, client: float) -> float:
-        """The reader pressed "Jump to latest"."""
+        """The reader pressed "Jump to latest" (or sent a message): follow again."""
+        self._follow()
+        return max(0.0, height - client)
+
+    def _follow(self) -> None:
         self.following = True
         self.show_jump = False
-        target = max(0.0, height - client)
-        self._expected = target
-        return target
+        self._height_at_down = None
