@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 
 from pysse.page.chats import ChatSummary, parse_import
 from pysse.page.conversation import Conversation, ImportError_
+from pysse.page.request import relay_url
+from pysse.page.settings import DEFAULTS, load_settings
+from pysse.page.site import read_site
 from pysse.page.speed import SpeedMeter
 
 HOSTILE = st.recursive(
@@ -102,3 +105,30 @@ def test_ids_that_would_break_a_storage_key_or_a_selector_are_refused(bad: Any) 
     doc["messages"][0]["id"] = bad
     with pytest.raises(ImportError_, match="'id' must be an id"):
         Conversation.from_json(doc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["relay", "format", "demo", "wheels", "first", "x"]), HOSTILE)
+)
+def test_site_json_keeps_only_values_of_the_type_the_page_reads(raw: dict[str, Any]) -> None:
+    site = read_site(raw)
+    assert set(site) <= {"relay", "format", "demo", "wheels", "first"}
+    load_settings(None, site)  # what the page does with it first: never raises
+    if "relay" in site:
+        assert isinstance(site["relay"], str)
+    if isinstance(site.get("demo"), dict):
+        relay_url("", "auto", site, "http://page.test")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(sorted(DEFAULTS)), HOSTILE))
+def test_stored_settings_of_anything_are_settings(stored: dict[str, Any]) -> None:
+    s = load_settings(json.dumps(stored, default=str), {})
+    for key, default in DEFAULTS.items():
+        assert isinstance(s[key], type(default))
+    assert 1 <= s["idle_s"] <= 86_400 and len(s["system"]) <= 100_000
+
+
+def test_a_site_json_that_is_not_an_object_is_no_site() -> None:
+    assert read_site([1, 2]) == {} and read_site({"relay": 5, "format": "x"}) == {}

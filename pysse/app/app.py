@@ -25,6 +25,7 @@ from ..page.conversation import Conversation, Message
 from ..page.diagnose import setup_notice
 from ..page.extras_view import attr
 from ..page.request import check_relay_url
+from ..page.site import read_site
 from ..render import lazy
 from ..view import Document, Element, Event
 from .actions import Actions
@@ -64,7 +65,7 @@ class App:
     """The page: the open chat, sending, Stop, frames, scrolling."""
 
     def __init__(self, site: dict[str, Any], platform: Platform, doc: Document) -> None:
-        self.site = site
+        self.site = read_site(site)  # (site.json: checked where it enters)
         self.platform = platform
         self.doc = doc
         self.switches = 0  # chats asked to open so far: the latest one asked for is shown

@@ -41,6 +41,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "keep_recordings": ("yes", "no"),
 }
 MAX_THINKING = 128_000  # tokens: no model thinks longer in one answer
+MAX_SECONDS = 86_400  # a timeout longer than a day is none
+MAX_TEXT = 100_000  # characters of a text setting (a system prompt, headers)
 SITE_FORMAT_KEY = "site_format"  # stored beside the settings: the site format they were made for
 
 
@@ -87,10 +89,10 @@ def coerce(key: str, value: Any) -> Any:
             return default
     if isinstance(default, int):
         try:
-            return max(1, int(float(value)))
+            return min(MAX_SECONDS, max(1, int(float(value))))
         except (TypeError, ValueError, OverflowError):
             return default
-    return "" if value is None else str(value)
+    return "" if value is None else str(value)[:MAX_TEXT]
 
 
 def image_hosts(settings: Mapping[str, Any]) -> frozenset[str]:
