@@ -1,6 +1,7 @@
 """Right to left in Chromium (issue #42): an answer in Arabic and Hebrew with English and code
 in it lays each block out in its own text's direction while it streams and after a reload;
-a settled block never changes direction; the composer and a sent question follow their text;
+a settled block never changes direction; the composer, a sent question, its edit box and the
+chat's title follow their text;
 a right-to-left reader's page mirrors.
 
 The expectation is ``dir="auto"``'s own rule, computed here independently: a block whose text
@@ -107,6 +108,10 @@ def test_the_composer_and_a_sent_question_follow_their_text(make_page: Any) -> N
     assert page.evaluate(f"() => {users}.at(-1).matches(':dir(rtl)')")
     title = "document.querySelector('[data-role=chat-open]')"
     assert page.evaluate(f"() => {title}.matches(':dir(rtl)')")  # the chat's title
+    p.click("[data-role=user] [data-role=edit]")  # edited again: the edit box too
+    assert page.evaluate(
+        "() => document.querySelector('[data-role=edit-text]').matches(':dir(rtl)')"
+    )
 
 
 @pytest.mark.parametrize("viewport", [(390, 844), (1280, 720)])
