@@ -128,3 +128,14 @@ def test_a_paragraph_is_never_cut_inside_a_cluster() -> None:
     assert not boundary("🇫🇷🇯🇵", 1) and boundary("🇫🇷🇯🇵", 2) and not boundary("🇫🇷🇯🇵", 3)
     assert not boundary("👩\u200d💻", 1) and not boundary("👩\u200d💻", 2)
     assert boundary("ab", 1) and boundary("😀😀", 1)
+
+
+def test_a_long_paragraph_is_cut_between_clusters() -> None:
+    """A mark after a space belongs to the space: the paragraph's cut goes before that word."""
+    from pysse.render import StreamingMarkdown
+    from pysse.render.paragraph import find_cut
+
+    md = StreamingMarkdown().md
+    text = "word " * 80 + "\u0301tail and more"
+    cut = find_cut(md, {}, text, len(text) - 9)
+    assert cut > 0 and boundary(text, cut), (cut, text[cut - 2 : cut + 2])
