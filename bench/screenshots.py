@@ -1,8 +1,9 @@
 """The README's screenshots, made again from the built site (``python build.py screenshots``):
 the main states of the chat page in the light and the dark theme, at desktop and phone sizes,
 two mid-stream moments (a table arriving, a code fence still open), the model's reasoning
-(open while it thinks, folded after, with tool calls) and search across chats, written to
-docs/.
+(open while it thinks, folded after, with tool calls), search across chats and an Arabic
+answer on an Arabic reader's phone (``rtl``: ``python -m bench.screenshots rtl`` makes only
+that one), written to docs/.
 
 Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
 server, which stalls the stream at the right event so the picture is the same every time.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,28 @@ def midstream(browser: Any, base: str, text: str, needle: str, name: str) -> Non
         page.context.close()
 
 
+def rtl_phone(browser: Any, base: str) -> None:
+    """An answer in Arabic, Hebrew and English to an Arabic question, on the phone of a reader
+    whose language is Arabic (the page's chrome mirrors; issue #42)."""
+    text = (ROOT / "tests" / "fixtures" / "rtl_answer.md").read_text()
+    with ScriptServer() as server:
+        server.play(Script.answer(text).chunked("event"))
+        ctx = browser.new_context(
+            viewport={"width": 390, "height": 844}, locale="ar", device_scale_factor=1
+        )
+        page = ctx.new_page()
+        saved = {"headers": "", "theme": "light", "relay": server.url, "format": "openai-chat"}
+        page.add_init_script(
+            f"localStorage.setItem('pysse.settings.v1', {json.dumps(json.dumps(saved))})"
+        )
+        page.goto(base + "/")
+        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        ask(page, "اشرح لي بايثون باختصار، مع مثال")
+        page.evaluate("document.querySelector('[data-role=log]').scrollTop = 0")
+        shoot(page, "rtl-phone.png")
+        ctx.close()
+
+
 def send(page: Any, text: str) -> None:
     page.fill("[data-role=prompt]", text)
     page.press("[data-role=prompt]", "Enter")
@@ -138,6 +162,10 @@ def main() -> None:
     DOCS.mkdir(exist_ok=True)
     with LiveServer(create_app(site)) as live, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        if sys.argv[1:] == ["rtl"]:
+            rtl_phone(browser, live.url)
+            browser.close()
+            return
         for theme in ("light", "dark"):
             page = page_for(browser, live.url, theme, DESKTOP)
             shoot(page, f"welcome-{theme}.png")
@@ -168,6 +196,7 @@ def main() -> None:
         midstream(browser, live.url, TABLE, "| Gemini | `fini", "midstream-table-arriving.png")
         midstream(browser, live.url, FENCE, "    for event in", "midstream-fence-open.png")
         reasoning_and_search(browser, live.url)
+        rtl_phone(browser, live.url)
         browser.close()
 
 

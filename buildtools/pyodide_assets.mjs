@@ -253,7 +253,7 @@ before = set(sys.modules)
 md = StreamingMarkdown(md=make_markdown(MarkdownPolicy()))
 md.feed("# t\\n\\n| a |\\n|---|\\n| 1 |\\n\\n\`\`\`text\\nx = 1\\n\`\`\`\\n")
 md.finish()
-assert "<table>" in md.html and "<code" in md.html, md.html
+assert "<table" in md.html and "<code" in md.html, md.html
 assert set(sys.modules) == before, sorted(set(sys.modules) - before)
 import time
 time.strptime("2026-12-02", "%Y-%m-%d")

@@ -236,12 +236,14 @@ def test_under_a_strict_csp_the_bridge_is_imported_not_evaluated(
             # (into an element: dom_writer.js cannot be evaluated either; Python's writer)
             assert (
                 done
-                == "completed: Fine under a strict policy. <p>Fine under a strict policy.</p>\n True"
+                == 'completed: Fine under a strict policy. <p dir="auto">Fine under a strict policy.</p>\n True'
             )
             assert [u for u in requests if "/markdown-it-py/" in u]
             assert not [u for u in requests if "pygments" in u]
             plain = p.evaluate(PLAIN_CODE, "**bold**\n\n~~~python\nx = 1\n~~~\n")
-            assert plain[0] is True and plain[1].startswith("<p><strong>bold</strong></p>")
+            assert plain[0] is True and plain[1].startswith(
+                '<p dir="auto"><strong>bold</strong></p>'
+            )
             assert '<code class="language-python">x = 1\n</code>' in plain[1], plain[1]
     finally:
         context.close()

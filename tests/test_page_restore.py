@@ -109,3 +109,13 @@ def test_a_placeholder_grows_with_the_answer() -> None:
     short, long = placeholder_px("one line"), placeholder_px("a line\n" * 200)
     assert 48 < short < long
     assert placeholder_px("x" * 900) > placeholder_px("x" * 90)
+
+
+def test_the_cache_key_carries_the_html_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTML cached before blocks carried ``dir`` (issue #42) is not shown again: a page built
+    without a wheel list keys by version only, and the version did not change."""
+    import pysse.page.restore as restore
+
+    base = cache_key("pysse 0.1.0", set(), "text")
+    monkeypatch.setattr(restore, "HTML_FORMAT", "1")
+    assert cache_key("pysse 0.1.0", set(), "text") != base

@@ -259,4 +259,4 @@ def test_a_list_item_arriving_after_a_long_paragraph_is_kept() -> None:
     for cuts in ([7], [3], [30]):
         out = stream_into_dom(text, cuts, check_each=False)
         assert out.html == render(text)
-        assert "<li>" in out.html
+        assert '<li dir="auto">' in out.html

@@ -4,8 +4,13 @@ test_render_streaming.py."""
 
 from __future__ import annotations
 
-import pytest
+import unicodedata
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pysse.render.graphemes import boundary
 from pysse.render.holdback import INLINE_MATH_HOLD, hold_back, open_math_line
 
 
@@ -79,3 +84,58 @@ def test_hostile_runs_of_math_openers_are_shown_as_text(tail: str) -> None:
     shown = hold_back(tail)
     assert tail.startswith(shown)
     assert len(shown) >= len(tail.rstrip("\n")) - INLINE_MATH_HOLD
+
+
+# -- grapheme clusters (graphemes.py) ----------------------------------------------------------
+
+# Clusters of the kinds a cut could split, and plain ones (no markdown syntax: what hold-back
+# shows of them is a prefix of what arrived).
+CLUSTERS = [
+    "a",
+    "ب",
+    " ",
+    "e\u0301",  # e + a combining acute
+    "بِ",  # beh + kasra
+    "👩\u200d💻",
+    "👨\u200d👩\u200d👧",
+    "🏳\ufe0f\u200d🌈",
+    "🇫🇷",
+    "🇯🇵",
+    "👍🏽",
+    "❤\ufe0f",
+    "😀",
+]
+
+
+@given(st.lists(st.sampled_from(CLUSTERS), max_size=10))
+def test_the_visible_tail_never_ends_inside_a_cluster(parts: list[str]) -> None:
+    """Whatever the network's cut, the tail shown ends between two clusters of the answer:
+    a ZWJ sequence, an emoji that may still take a modifier and a flag wait whole. Only a
+    letter is shown before its combining marks arrive (they then join it)."""
+    text = "x " + "".join(parts)
+    bounds = {2}
+    for part in parts:
+        bounds.add(max(bounds) + len(part))
+    for k in range(2, len(text) + 1):
+        shown = hold_back(text[:k])
+        assert text.startswith(shown)
+        end = len(shown)
+        assert end in bounds or (end == k and unicodedata.combining(text[k])), (text[:k], shown)
+
+
+def test_a_paragraph_is_never_cut_inside_a_cluster() -> None:
+    assert not boundary("a \u0301b", 2)  # a mark after a space stays with it
+    assert not boundary("🇫🇷🇯🇵", 1) and boundary("🇫🇷🇯🇵", 2) and not boundary("🇫🇷🇯🇵", 3)
+    assert not boundary("👩\u200d💻", 1) and not boundary("👩\u200d💻", 2)
+    assert boundary("ab", 1) and boundary("😀😀", 1)
+
+
+def test_a_long_paragraph_is_cut_between_clusters() -> None:
+    """A mark after a space belongs to the space: the paragraph's cut goes before that word."""
+    from pysse.render import StreamingMarkdown
+    from pysse.render.paragraph import find_cut
+
+    md = StreamingMarkdown().md
+    text = "word " * 80 + "\u0301tail and more"
+    cut = find_cut(md, {}, text, len(text) - 9)
+    assert cut > 0 and boundary(text, cut), (cut, text[cut - 2 : cut + 2])

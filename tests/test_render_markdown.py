@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +31,8 @@ XSS = [
     "<iframe src=https://evil.invalid></iframe>",
     '[x](https://ok.example "title\\" onmouseover=\\"alert(1)")',
     "```\n<script>alert(1)</script>\n```",
+    '<p dir="rtl;x" onclick="alert(1)">',
+    "# t {dir=x onclick=alert(1)}",
     XSS_ANSWER,
 ]
 
@@ -52,6 +55,8 @@ def test_xss_corpus_yields_no_unsafe_output(src: str) -> None:
             assert tag not in ("script", "iframe", "object", "embed", "style", "img"), html
             for name, value in attrs.items():
                 assert not name.startswith("on"), html
+                if name == "dir":  # only the values pysse writes (docs/security.md)
+                    assert value in ("auto", "ltr", "rtl"), html
                 if name in ("href", "src"):
                     assert value is not None
                     assert re.match(r"^(https?:|mailto:)", value), html
@@ -80,3 +85,107 @@ def test_images_load_only_from_allowed_hosts() -> None:
     assert '<img src="https://images.example/a.png"' in html
     assert 'src="https://tracker.invalid' not in html
     assert 'href="https://tracker.invalid/x.gif"' in html
+
+
+RTL_ANSWER = (Path(__file__).parent / "fixtures" / "rtl_answer.md").read_text()
+ROOTS = ("p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "table")  # at the top level
+VOID = ("input", "img", "br", "hr")
+
+
+class Directions(HTMLParser):
+    """Each start tag with its depth (top-level blocks: 0), its ``dir`` and whether an
+    enclosing element sets ``dir``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str | None] = []
+        self.seen: list[tuple[str, int, str | None, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        own = dict(attrs).get("dir")
+        inherited = next((d for d in reversed(self.stack) if d), None)
+        self.seen.append((tag, len(self.stack), own, inherited))
+        if tag not in VOID:
+            self.stack.append(own)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in VOID and self.stack:
+            self.stack.pop()
+
+
+def _directions(html: str) -> list[tuple[str, int, str | None, str | None]]:
+    p = Directions()
+    p.feed(html)
+    return p.seen
+
+
+def _check_directions(html: str) -> None:
+    """Every block resolves its direction from its own text (issue #42): a list item always,
+    a paragraph, heading, quote or table at the top level; one nested in those inherits it
+    (``dir="auto"`` would skip a descendant's text that carries ``dir``); code, math: ltr."""
+    for tag, depth, own, inherited in _directions(html):
+        if tag == "li" or (tag in ROOTS and depth == 0):
+            assert own == "auto", (tag, html)
+        elif tag in ("pre", "math"):
+            assert "ltr" in (own, inherited), (tag, html)
+        elif tag in (*ROOTS, "th", "td"):
+            assert own is None and inherited == "auto", (tag, html)
+
+
+BLOCKS = """# heading
+
+para *x* $a+b$
+
+Setext
+===
+
+- item
+- [ ] task
+
+3. loose
+
+   two
+
+> quote
+>
+> - nested **item**
+>
+> | a | b |
+> |---|---|
+> | 1 | 2 |
+
+| h | i |
+|---|--:|
+| c | d |
+
+```js
+x
+```
+
+    indented
+
+$$
+y
+$$
+"""
+
+
+def test_every_block_type_carries_its_direction() -> None:
+    html = render(BLOCKS)
+    _check_directions(html)
+    tags = {t for t, *_ in _directions(html)}
+    assert {"h1", "p", "li", "ul", "ol", "blockquote", "table", "pre", "math", "td"} <= tags
+    assert '<div class="codeblock" dir="ltr">' in html and '<pre dir="ltr">' in html
+    assert '<div class="math block" dir="ltr"' in html and '<span class="math" dir="ltr">' in html
+
+
+@pytest.mark.parametrize("src", [BLOCKS, RTL_ANSWER])
+def test_blocks_carry_their_direction_at_every_point_of_the_stream(src: str) -> None:
+    """The settled blocks and the open tail go through the same rules: every frame's HTML
+    (settled and tails) carries the attributes, and the end equals a one-shot render."""
+    md = StreamingMarkdown()
+    for i in range(0, len(src), 2):
+        md.feed(src[i : i + 2])
+        _check_directions(md.html)
+    md.finish()
+    assert md.html == render(src)

@@ -176,8 +176,8 @@ def test_each_formula_is_converted_once() -> None:
 
 def test_unclosed_block_math_is_text_up_to_the_blank_line() -> None:
     html = render("$$\nx = 1\n# not a heading yet\n\n# a heading")
-    assert '<p class="math-unclosed">$$\nx = 1\n# not a heading yet</p>' in html
-    assert "<h1>a heading</h1>" in html
+    assert '<p class="math-unclosed" dir="ltr">$$\nx = 1\n# not a heading yet</p>' in html
+    assert '<h1 dir="auto">a heading</h1>' in html
     assert math_count(html) == 0
 
 

@@ -83,7 +83,8 @@ class Actions:
         box = self.app.doc.createElement("div")
         box.className = "edit-box"
         box.innerHTML = (
-            '<textarea data-role="edit-text" aria-label="Edit your message"></textarea><div>'
+            '<textarea data-role="edit-text" dir="auto" aria-label="Edit your message">'
+            "</textarea><div>"
             '<button type="button" class="primary" data-role="edit-send">Send</button>'
             '<button type="button" data-role="edit-cancel">Cancel</button></div>'
         )

@@ -229,7 +229,8 @@ class ChatList:
             mark = ' aria-current="true"' if row.id == current else ""
             items.append(
                 f'<li data-chat="{html.escape(row.id)}"{mark}>'
-                f'<button type="button" class="chat-open" data-role="chat-open">{name}</button>'
+                '<button type="button" class="chat-open" data-role="chat-open" dir="auto">'
+                f"{name}</button>"
                 f'<button type="button" class="chat-rename" data-role="chat-rename" '
                 f'aria-label="Rename {name}" title="Rename">✎</button>'
                 f'<button type="button" class="chat-delete" data-role="chat-delete" '

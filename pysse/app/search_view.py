@@ -247,9 +247,10 @@ class SearchView:
                 f'<li{mark}><button type="button" class="search-result" '
                 f'data-role="search-result" data-chat="{html.escape(hit.chat_id)}" '
                 f'data-message="{html.escape(hit.message_id)}">'
-                f'<span class="result-title">{html.escape(hit.title or "New chat")}</span>'
+                '<span class="result-title" dir="auto">'
+                f"{html.escape(hit.title or 'New chat')}</span>"
                 f'<span class="snippet"><span class="who">{who}:</span> '
-                f"{hit.snippet.html()}</span></button></li>"
+                f'<span dir="auto">{hit.snippet.html()}</span></span></button></li>'
             )
         if not items and not searching:
             items.append('<li class="empty">No chat has this text.</li>')

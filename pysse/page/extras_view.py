@@ -160,8 +160,10 @@ class ToolCallsView:
         label.textContent = "Tool call: "
         name = doc.createElement("span")
         name.className = "tool-name"
+        name.setAttribute("dir", "auto")  # a tool's name may be in any script (issue #42)
         summary.append(label, name)
         pre = doc.createElement("pre")
+        pre.setAttribute("dir", "ltr")  # its arguments are JSON: code
         pre.appendChild(doc.createElement("code"))
         block.append(summary, pre)
         return block

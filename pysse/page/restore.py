@@ -27,7 +27,15 @@ from typing import Any
 from ..render.streaming import StreamingMarkdown
 from ..render.update import Update
 
-__all__ = ["STEP_CHARS", "WAIT", "RestoreOrder", "cache_key", "placeholder_px", "render_steps"]
+__all__ = [
+    "HTML_FORMAT",
+    "STEP_CHARS",
+    "WAIT",
+    "RestoreOrder",
+    "cache_key",
+    "placeholder_px",
+    "render_steps",
+]
 
 # Characters of markdown per step: ~4 ms of rendering in Pyodide on a desktop CPU (measured:
 # 1,500 took 12-15 ms), well inside a 50 ms task on a phone-class one (4x slower).
@@ -46,10 +54,16 @@ def renderer_id(site: Mapping[str, Any]) -> str:
     return f"pysse {__version__}"
 
 
+# The shape of the HTML the renderer writes. The wheels' hashes already change the key when
+# pysse changes; this also does when the page is built without a wheel list (the version then
+# stands for the renderer). 2: blocks carry dir="auto", code and math dir="ltr" (issue #42).
+HTML_FORMAT = "2"
+
+
 def cache_key(renderer: str, image_hosts: Iterable[str], text: str) -> str:
     """The key a cached answer's HTML is valid for (hex, 32 characters)."""
     h = hashlib.sha256()
-    for part in (renderer, ",".join(sorted(image_hosts))):
+    for part in (HTML_FORMAT, renderer, ",".join(sorted(image_hosts))):
         h.update(part.encode())
         h.update(b"\0")
     h.update(text.encode("utf-8", "surrogatepass"))

@@ -15,6 +15,9 @@ a display block (``$$``, ``\\[``, ``\\begin{env}``) from its opening line; an in
 (``$5 and more``) and is shown at once; a trailing ``$`` or ``\\`` waits for the next character.
 Inline markers inside a complete math span are not emphasis (``$a *b$``).
 
+A cluster still arriving at the end of the tail (an emoji ZWJ sequence, half a flag) waits
+until it is whole (``graphemes.py``).
+
 What is shown never changes the blocks: hiding a ``[`` never changes a line's indentation,
 and closers go at the end of the last line with text, never onto a blank line after it
 (either turned a tight list loose for good); after a blank line nothing is closed.
@@ -26,6 +29,7 @@ of the same length does.
 
 from __future__ import annotations
 
+from .graphemes import whole
 from .math import BLOCK_OPEN
 
 __all__ = ["INLINE_MATH_HOLD", "hold_back", "open_math_line"]
@@ -377,6 +381,10 @@ def hold_back(tail: str, floor: int = 0) -> str:
         return tail
     lines = tail.split("\n")
     partial = lines.pop()  # "" when the tail ends with a line end
+    offset = len(tail) - len(partial)  # where the partial line starts
+    # A ZWJ sequence or a flag still arriving waits whole (graphemes.py): shown cut, it would
+    # be another picture for a frame.
+    partial = whole(partial)
     fence_line, closed = _fences(lines)
     if fence_line is not None:
         i = _indent(partial)
@@ -403,7 +411,7 @@ def hold_back(tail: str, floor: int = 0) -> str:
         lines.pop()
         partial = ""
     if partial:
-        keep = max(0, floor - (len(tail) - len(partial)))
+        keep = max(0, floor - offset)
         shown = partial[:keep] + _inline_arriving(partial[keep:])
         # Not when that changes the line's indentation ("[  x" shown as "  x" would be a
         # continuation of a list item, and make its list loose for good).

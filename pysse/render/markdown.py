@@ -8,7 +8,8 @@ sanitized MathML (``math.py``), task list checkboxes are disabled.
 
 Extended only through markdown-it's plugin ecosystem (mdit-py-plugins: dollarmath, texmath's
 brackets, amsmath, tasklists); a fenced code block gets a header with its language and a
-Copy button, so the button never covers code.
+Copy button, so the button never covers code. Blocks take their direction from their own text
+(``dir="auto"``), code and math are always left to right (``direction.py``).
 
 A code fence without its closing fence (the answer is still arriving, or ended inside it) is
 shown as code marked ``incomplete`` and is never highlighted, at any depth (a list item, a
@@ -29,6 +30,7 @@ from markdown_it import MarkdownIt
 from markdown_it.utils import OptionsDict
 
 from . import lazy
+from .direction import install_direction
 from .highlight import lexer_resource, make_highlighter
 from .observe import install
 
@@ -73,11 +75,13 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
     # no generated ids, so a render is the same every time.
     tasklists_plugin(md, enabled=False, label=True)
     install(md)  # the streaming renderer's observers (observe.py)
+    install_direction(md)  # dir="auto" on blocks, each from its own text (direction.py)
     schemes = policy.link_schemes
     md.validateLink = lambda url: _link_ok(url, schemes)  # type: ignore[method-assign]
     hl = make_highlighter(policy.highlight)
     renderer: Any = md.renderer
     default_fence = renderer.rules["fence"]
+    default_code_block = renderer.rules["code_block"]
     default_link_open = renderer.rules.get("link_open")
     plain_options = OptionsDict(cast(Any, {**md.options, "highlight": None}))
     hl_options = OptionsDict(cast(Any, {**md.options, "highlight": hl}))
@@ -97,9 +101,16 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
         cls = "codeblock incomplete" if open_fence else "codeblock"
         lang = _html.escape(tok.info.strip().split(maxsplit=1)[0][:40]) if tok.info.strip() else ""
         return (
-            f'<div class="{cls}"><div class="code-head"><span class="code-lang">{lang}</span>'
+            f'<div class="{cls}" dir="ltr"><div class="code-head">'
+            f'<span class="code-lang">{lang}</span>'
             '<button class="copy" type="button" aria-label="Copy code">Copy</button></div>'
             f"{inner}</div>\n"
+        )
+
+    def code_block(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        # Code reads left to right in a right-to-left answer too (direction.py).
+        return str(default_code_block(tokens, idx, options, env)).replace(
+            "<pre", '<pre dir="ltr"', 1
         )
 
     def link_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
@@ -134,6 +145,7 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
         return _html.escape(alt)
 
     md.add_render_rule("fence", fence)
+    md.add_render_rule("code_block", code_block)
     md.add_render_rule("link_open", link_open)
     md.add_render_rule("image", image)
     return md

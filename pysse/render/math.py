@@ -354,17 +354,19 @@ def math_plugin(md: MarkdownIt) -> None:
 
     def inline_rule(display: bool) -> Any:
         def rule(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
-            return f'<span class="math">{tex_to_html(tokens[idx].content, display)}</span>'
+            return (
+                f'<span class="math" dir="ltr">{tex_to_html(tokens[idx].content, display)}</span>'
+            )
 
         return rule
 
     def block_rule(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         html_ = tex_to_html(tokens[idx].content, True)  # focusable: it may scroll sideways
-        return f'<div class="math block" tabindex="0">{html_}</div>\n'
+        return f'<div class="math block" dir="ltr" tabindex="0">{html_}</div>\n'
 
     def unclosed(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         text = html.escape(tokens[idx].content, quote=False)
-        return f'<p class="math-unclosed">{text}</p>\n'
+        return f'<p class="math-unclosed" dir="ltr">{text}</p>\n'
 
     md.add_render_rule("math_inline", inline_rule(False))
     md.add_render_rule("math_inline_double", inline_rule(True))

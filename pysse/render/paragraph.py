@@ -4,7 +4,8 @@ as a short one.
 A paragraph's inline content can be cut at a position ``p`` when rendering ``text[:p]`` alone
 gives exactly what it gives inside the whole paragraph, however the paragraph continues:
 
-* ``p`` follows a space or line feed and starts a non-space: emphasis flanking sees
+* ``p`` follows a space or line feed and starts a non-space (and splits no grapheme cluster:
+  ``graphemes.py``, so a mark after a space stays with it): emphasis flanking sees
   whitespace on both sides of the cut, as it would at the start or end of a paragraph; no
   line feed's leading-space skipping or hard break is split;
 * no construct spans the cut: a code span, link or image, an emphasis or strikethrough pair
@@ -37,6 +38,7 @@ from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
 from .budget import prefix_within
+from .graphemes import boundary
 from .observe import INLINE_KEY, InlineFacts
 
 __all__ = [
@@ -201,7 +203,7 @@ def _at_space(text: str, covered: list[tuple[int, int]], bound: int, lo: int) ->
         cut = ws + 1
         if cut < lo:
             break
-        if cut < len(text) and text[cut] not in _SPACE:
+        if cut < len(text) and text[cut] not in _SPACE and boundary(text, cut):
             span = _inside(covered, cut)
             if span is None:
                 return cut
@@ -224,7 +226,7 @@ def _anywhere(text: str, covered: list[tuple[int, int]], bound: int, lo: int) ->
         if span is not None:
             cut = span  # a cut at a span's start is outside it
             continue
-        if text[cut - 1] not in _ACTIVE and text[cut] not in _ACTIVE:
+        if text[cut - 1] not in _ACTIVE and text[cut] not in _ACTIVE and boundary(text, cut):
             return cut
         fallback = fallback or cut
         if cut <= fallback - MIN_CHUNK:
