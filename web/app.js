@@ -180,7 +180,12 @@ async function onMainThread(boot) {
   window.pysseRuntime = started.py; // for tools and benchmarks (main-thread mode only)
   return {
     mode: "main", path: started.path, snapshotError: started.snapshotError,
-    post: (msg) => host.receive(msg),
+    post: (msg) => { // (as worker.js does: an exception that gets out is an error, not a death)
+      try { host.receive(msg); } catch (e) {
+        const seq = msg.t === "frame" ? msg.seq : 0;
+        queueMicrotask(() => listener({ t: "error", message: `${e.name}: ${e.message}`, seq }));
+      }
+    },
     onMessage: (fn) => { listener = fn; },
     stop: () => {},
   };
@@ -239,7 +244,8 @@ function start(runtime, config, extra = {}) {
       const r = replies.get(m.id);
       replies.delete(m.id);
       if (r && m.error) r.reject(new Error(m.error)); else if (r) r.resolve(m.value === undefined ? null : JSON.parse(m.value));
-    } else if (m.t === "dead") died(runtime, view, config, m.message);
+    } else if (m.t === "error") pythonError(view, m);
+    else if (m.t === "dead") died(runtime, view, config, m.message);
   });
   for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
   const page = {
@@ -263,6 +269,15 @@ function start(runtime, config, extra = {}) {
   };
   window.pysseBoot = window.pysse.boot;
   return view;
+}
+
+// An exception that got out of the page's Python while it handled a message (host.py
+// reports and survives its own; worker.js catches the rest): counted and logged, never a
+// death: the worker and every answer it streams go on (issue #40).
+function pythonError(view, { message, seq }) {
+  view.stats.pythonErrors = (view.stats.pythonErrors || 0) + 1;
+  console.error(`pysse: the page's Python failed to handle a message (it goes on): ${message}`);
+  view.lost(seq);
 }
 
 // The worker's Python died (a fatal error: its stack exhausted, out of memory). What it was

@@ -180,6 +180,15 @@ export class View {
     }
   }
 
+  // A message Python failed to handle (app.js: an error, not a death): frame `seq` counts
+  // as handled (what waits on it goes on), and another frame goes, so neither side waits for
+  // the other (Python waits for a frame before it sends more ops).
+  lost(seq) {
+    if (seq) this.receive({ t: "lost", seq });
+    this.wanted = true;
+    this.schedule();
+  }
+
   // Resolves once Python has handled every event so far and its reply is applied (tests:
   // a click's or a send's immediate effects are on screen).
   settled() {

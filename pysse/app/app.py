@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .. import faults
 from ..page.conversation import Conversation, Message
 from ..page.diagnose import setup_notice
 from ..page.extras_view import attr
@@ -398,6 +399,7 @@ class App:
         return json.dumps(
             {
                 "frames": self.platform.loop.frames,
+                "faults": faults.count(),  # survived: one action or answer each (issue #40)
                 "inspector_renders": self.inspector.renders,
                 "sliced_pauses": PAUSES[0],
                 "turns": [t.timing() for t in self.answers.turns],
