@@ -237,7 +237,9 @@ function start(runtime, config, extra = {}) {
     show(100, "Ready");
     if (!swStarted) { swStarted = true; serviceWorker(); }
   };
-  view = new View({ post: runtime.post, onReady });
+  // (a view that no longer agrees with its Python stops applying ops: a clean restart)
+  const lost = (why) => died(runtime, view, config, `the page and its Python disagreed (${why})`);
+  view = new View({ post: runtime.post, onReady, lost });
   runtime.onMessage((m) => {
     if (m.t === "ops" || m.t === "want" || m.t === "ack") view.receive(m);
     else if (m.t === "reply") {
