@@ -114,3 +114,24 @@ def test_a_closed_view_applies_no_late_ops(make_page: Any) -> None:
         v.receive({ t: "ops", ops: '[["attr", 2, "data-late", "1"]]', blobs: [], seq: 0 }); }"""
     )
     assert page.evaluate("() => document.body.dataset.late") is None
+
+
+FORM = """() => new Promise((done) => {
+  document.addEventListener("securitypolicyviolation", (e) => done(e.violatedDirective), { once: true });
+  const form = document.createElement("form");
+  form.action = "/elsewhere";
+  form.method = "post";
+  document.body.appendChild(form);
+  form.submit();
+  setTimeout(() => done("submitted"), 3000);
+})"""
+
+
+def test_the_pages_policy_sends_no_form_anywhere(make_page: Any) -> None:
+    """``form-action 'none'``: HTML that reached the page (a cached answer, say) cannot post
+    what the reader types to another site; the CSP had no form-action."""
+    p = make_page()
+    page = p.open()
+    assert page.evaluate(FORM) == "form-action"
+    assert not [u for u in p.requests if u.endswith("/elsewhere")]
+    page.evaluate("() => document.querySelector('form').remove()")
