@@ -328,6 +328,44 @@ def test_the_next_request_is_kept_for_a_message_sent_while_the_next_visit_starts
     run(go())
 
 
+def test_the_kept_template_says_which_relay_it_was_made_for() -> None:
+    """``web/app.js`` uses a kept template only while the saved relay and site.json's still
+    say what it was made for; it had nothing to compare (issue #40, part 4)."""
+
+    async def go() -> None:
+        from pysse.app.answers import NEXT_KEY
+
+        page = ModelPage(settings={"relay": " https://mine.test/v1/chat/completions "})
+        await page.boot()
+        page.net.play(answer_bytes("first answer"))
+        page.send("first question")
+        await page.settle()
+        template = json.loads(page.view.stored[NEXT_KEY])
+        assert template["made_for"] == {
+            "relay": "https://mine.test/v1/chat/completions",
+            "site": RELAY,
+        }
+
+    run(go())
+
+
+def test_a_history_holding_the_marker_keeps_no_template() -> None:
+    """The marker twice in the body (a message that holds its text) would put the next text
+    in twice: no template then (it was kept: the marker only had to occur somewhere)."""
+
+    async def go() -> None:
+        from pysse.app.answers import MARKER, NEXT_KEY
+
+        page = ModelPage()
+        await page.boot()
+        page.net.play(answer_bytes("first answer"))
+        page.send(f"a message that holds {MARKER} itself")
+        await page.settle()
+        assert page.view.stored[NEXT_KEY] == ""
+
+    run(go())
+
+
 FIRST_VISIT_SITES = [
     {"demo": DEMO_PATHS},  # build.py serve: the demo relay at the page's origin
     {"demo": DEMO_PATHS, "format": "anthropic"},
@@ -354,7 +392,8 @@ def test_a_first_visit_template_is_what_a_fresh_page_sends(site: dict[str, Any])
         page = ModelPage(site=site)
         await page.boot()
         kept = json.loads(page.view.stored[NEXT_KEY])  # what the page itself keeps
-        assert {k: v for k, v in kept.items() if k != "chat"} == first
+        assert {k: v for k, v in kept.items() if k not in ("chat", "made_for")} == first
+        assert kept["made_for"] == {"relay": "", "site": site.get("relay", "")}
         text = 'a "first" question — é ✓\n😀'
         page.net.play(answer_bytes("the answer"))
         page.send(text)

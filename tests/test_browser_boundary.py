@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import py
+from conftest import beside_python, py
 
 pytestmark = pytest.mark.browser
 
@@ -135,3 +135,34 @@ def test_the_pages_policy_sends_no_form_anywhere(make_page: Any) -> None:
     assert page.evaluate(FORM) == "form-action"
     assert not [u for u in p.requests if u.endswith("/elsewhere")]
     page.evaluate("() => document.querySelector('form').remove()")
+
+
+OTHER_RELAY = """() => { const t = JSON.parse(localStorage.getItem('pysse.next.v1'));
+  t.made_for.relay = 'https://another.test/v1/chat/completions';
+  localStorage.setItem('pysse.next.v1', JSON.stringify(t)); }"""
+
+
+def test_a_kept_template_goes_only_to_the_relay_it_was_made_for(
+    make_page: Any, sse_server: Any
+) -> None:
+    """The request kept for the next visit was made for one relay; the saved relay says
+    another now: a message typed while the page starts waits for Python (which sends it
+    where the settings say), no early request goes out. (Before: the template was used
+    whatever the relay now was.)"""
+    from pysse.testing import Script
+
+    sse_server.play(Script.answer("first answer", "openai-chat"))
+    p = make_page(thread="worker", settings={"relay": sse_server.url, "format": "openai-chat"})
+    page = p.open()
+    p.send("first question")
+    p.wait_done()
+    page.wait_for_function("() => !!localStorage.getItem('pysse.next.v1')")
+    page.evaluate(OTHER_RELAY)  # (as if the setting changed since it was made)
+    sse_server.play(Script.answer("sent by Python", "openai-chat"))
+    page.reload(wait_until="commit")
+    page.wait_for_selector("body[data-booting='1']")
+    page.fill("[data-role=prompt]", "typed while it starts")
+    page.press("[data-role=prompt]", "Enter")
+    page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+    assert p.wait_done().get_attribute("data-text") == "sent by Python"
+    assert beside_python(page, "globalThis.pysseEarly.length") == 0

@@ -36,7 +36,7 @@ const ORIGIN_MARKER = "\u0000pysse:origin\u0000"; // the page's origin in a firs
 function keptTemplate() {
   try {
     const kept = localStorage.getItem(NEXT_KEY);
-    if (kept !== null) return JSON.parse(kept || "null"); // "": none for now (Python said)
+    if (kept !== null) return stillMeant(JSON.parse(kept || "null")); // "": none for now
     if (localStorage.getItem(SETTINGS_KEY) !== null) return null; // settings only Python reads
   } catch (e) { return null; }
   if (!siteNow) return undefined;
@@ -45,6 +45,18 @@ function keptTemplate() {
   if (!made || made.relay !== (siteNow.relay || "") || made.format !== (siteNow.format || "")) return null;
   return { ...first, url: first.url.split(ORIGIN_MARKER).join(location.origin) };
 }
+// A kept template is used only for the relay it was made for (pysse.page.next_request
+// made_for): the saved setting's, and site.json's while no setting overrides it. A relay
+// changed since, in Settings or by a new deployment, never gets a request meant for another.
+function stillMeant(kept) {
+  const made = kept && kept.made_for;
+  if (!made) return null; // (none, or kept by an older page that did not say)
+  const saved = String((JSON.parse(localStorage.getItem(SETTINGS_KEY) || "{}") || {}).relay || "").trim();
+  if (saved !== made.relay) return null;
+  if (saved) return kept; // (the setting wins over site.json's relay)
+  if (!siteNow) return undefined;
+  return (siteNow.relay || "") === made.site ? kept : null;
+}
 function earlyRequest(text) {
   const template = keptTemplate();
   if (template === undefined) { earlyWaiting = text; return; }
@@ -52,7 +64,9 @@ function earlyRequest(text) {
   // The text as Python's json.dumps writes it (non-ASCII as \uXXXX): byte for byte.
   const escaped = JSON.stringify(text).slice(1, -1)
     .replace(/[\u0080-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
-  const body = template.body.split(template.marker).join(escaped);
+  const parts = template.body.split(template.marker);
+  if (parts.length !== 2) return; // the marker once, or the text would go in twice (or not at all)
+  const body = parts.join(escaped);
   earlyOut({ url: template.url, headers: template.headers, body, timeouts: template.timeouts });
   performance.mark("pysse:early-request");
 }

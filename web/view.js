@@ -751,7 +751,9 @@ const OPS = {
   download([, name, data, mime], blobs) { this.download(name, data, mime, blobs); },
   store([, key, value]) {
     if (!/^pysse\.[\w.-]+$/.test(key)) { this.error(`refused: store ${key}`); return; }
-    try { localStorage.setItem(key, value); } catch (e) { /* storage disabled: this page only */ }
+    try { localStorage.setItem(key, value); } catch (e) { // storage disabled or full: this page only
+      if (key === "pysse.next.v1") try { localStorage.removeItem(key); } catch (_) { /* disabled */ } // (never a stale one)
+    }
   },
 };
 
