@@ -407,6 +407,7 @@ class App:
                 "restored": {
                     "from_cache": self.restorer.from_cache,
                     "from_markdown": self.restorer.from_markdown,
+                    "rejected": self.restorer.rejected,
                     "waiting": len(self.restorer.order),
                 },
                 "storage": self.chats.store.ok,
