@@ -20,6 +20,8 @@ Python -> main thread
     ``{t: "ack", seq}``: the events of frame ``seq`` were handled, and nothing changed
     (``ops`` and ``want`` carry ``seq`` too: tests wait on it, ``pysse.settled()``)
     ``{t: "reply", id, value, error}``: the answer to ``eval``
+    (``worker.js``: ``{t: "error", message, seq}``, an exception that got out of ``receive``:
+    counted and logged by the page, never taken for a death; ``{t: "dead"}``, a fatal one)
 
 At most one ops message is in flight: the next waits for the frame that acknowledges it. So
 the main thread gets at most one batch a frame, and a slow main thread (a phone, a busy
