@@ -675,6 +675,8 @@ def write_service_worker(site: Path, manifest: dict[str, object]) -> None:
         "SHELL": ["./", *shell],  # ("./": index.html as the page's address; "" would be sw.js)
         "RUNTIME": runtime,
         "KEEP": keep,
+        # each content-addressed file's sha256: the service worker keeps only those bytes
+        "HASHES": {p: sha(site / p) for p in keep},
     }
     sw = site / "sw.js"
     text = sw.read_text()

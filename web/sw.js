@@ -11,6 +11,7 @@ const BUILD = "dev"; // build.py: a hash of this build
 const SHELL = []; // build.py: the page's own files ("./" is index.html)
 const RUNTIME = []; // build.py: what the page boots from: the plain start's, the snapshot's
 const KEEP = []; // build.py: every content-addressed file of this build (lazy ones too)
+const HASHES = {}; // build.py: each of KEEP's sha256, hex
 const IMMUTABLE = ["boot/", "pyodide/"]; // content-addressed: never change
 
 const SHELL_CACHE = `pysse-shell-${BUILD}`;
@@ -28,7 +29,7 @@ self.addEventListener("install", (event) => {
     const have = new Set((await runtime.keys()).map((r) => r.url));
     await Promise.all(RUNTIME.filter((p) => !have.has(new URL(p, scope).href)).map(async (p) => {
       const resp = await fetch(p);
-      if (resp.ok) await runtime.put(p, resp);
+      if (await genuine(p, resp)) await runtime.put(p, resp);
     }));
   })());
 });
@@ -52,13 +53,24 @@ self.addEventListener("message", (event) => {
   if (event.data && event.data.t === "take-over") self.skipWaiting();
 });
 
-// Content-addressed files: the cache, else the network (and kept).
+// Kept for good, so kept only if it is this build's: a plain 200 from this origin (not
+// redirected, not opaque) whose bytes are the ones build.py hashed for this path. A proxy's
+// error page, a captive portal's redirect or a truncated body is served once, never kept.
+async function genuine(path, resp) {
+  const want = HASHES[path];
+  if (!want || resp.status !== 200 || resp.type !== "basic" || resp.redirected) return false;
+  const digest = await crypto.subtle.digest("SHA-256", await resp.clone().arrayBuffer());
+  const got = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return got === want;
+}
+
+// Content-addressed files: the cache, else the network (and kept, if genuine).
 async function immutable(request) {
   const cache = await caches.open(RUNTIME_CACHE);
   const hit = await cache.match(request, { ignoreVary: true });
   if (hit) return hit;
   const resp = await fetch(request);
-  if (resp.ok && resp.status === 200) await cache.put(request, resp.clone());
+  if (await genuine(rel(new URL(request.url)), resp)) await cache.put(request, resp.clone());
   return resp;
 }
 
@@ -68,7 +80,7 @@ async function shell(request) {
   try {
     // (a fresh request for the URL: a navigation's own cannot take options)
     const resp = await fetch(request.url, { cache: "no-cache", credentials: "same-origin" });
-    if (resp.ok) await cache.put(request.url, resp.clone());
+    if (resp.ok && resp.type === "basic" && !resp.redirected) await cache.put(request.url, resp.clone());
     return resp;
   } catch (e) {
     const options = { ignoreSearch: true, ignoreVary: true };

@@ -81,9 +81,12 @@ class Hold {
 export class View {
   // post(message, transfer): to the page's Python. ready(): called once Python listens for
   // sends (the composer is the view's from then on).
-  constructor({ post, onReady = () => {} }) {
+  // lost(why): the view and Python no longer agree on the page (a handle where none should
+  // be): app.js restarts Python cleanly, as after a death.
+  constructor({ post, onReady = () => {}, lost = () => {} }) {
     this.post = post;
     this.onReady = onReady;
+    this.onLost = lost;
     this.nodes = new Map(); // handle -> element
     this.handles = new WeakMap(); // element -> handle
     this.writers = new Map(); // handle -> DomWriter (an answer's streaming markdown)
@@ -161,13 +164,22 @@ export class View {
     if (!document.body.dataset.viewError) document.body.dataset.viewError = message;
   }
 
+  // A handle count or a handle that does not match Python's model: every later op could land
+  // on the wrong element, so nothing more is applied and Python is restarted (app.js).
   expectCount(what, h, got, want) {
-    if (got !== want) this.error(`${what} on #${h} numbered ${got} elements, Python ${want}`);
+    if (got !== want) throw new Desync(`${what} on #${h} numbered ${got} elements, Python ${want}`);
+  }
+
+  node(h, what) {
+    const el = this.nodes.get(h);
+    if (!el) throw new Desync(`${what}: no element #${h}`);
+    return el;
   }
 
   // -- messages from Python ---------------------------------------------------------------
 
   receive(msg) {
+    if (this.closed) return; // (its Python is gone: a late message changes nothing)
     if (msg.t === "ops") {
       this.apply(msg.ops, msg.blobs || []);
       this.unacked = true;
@@ -184,6 +196,15 @@ export class View {
     }
   }
 
+  // A message Python failed to handle (app.js: an error, not a death): frame `seq` counts
+  // as handled (what waits on it goes on), and another frame goes, so neither side waits for
+  // the other (Python waits for a frame before it sends more ops).
+  lost(seq) {
+    if (seq) this.receive({ t: "lost", seq });
+    this.wanted = true;
+    this.schedule();
+  }
+
   // Resolves once Python has handled every event so far and its reply is applied (tests:
   // a click's or a send's immediate effects are on screen).
   settled() {
@@ -194,6 +215,7 @@ export class View {
   }
 
   apply(text, blobs) {
+    if (this.closed) return; // (a late batch from a Python that is gone)
     const t0 = performance.now();
     const ops = JSON.parse(text);
     let logChanged = false;
@@ -203,6 +225,7 @@ export class View {
       try {
         if (fn.call(this, op, blobs)) logChanged = true;
       } catch (e) {
+        if (e instanceof Desync) { this.desync(e.message); return; }
         this.error(`op ${JSON.stringify(op).slice(0, 200)} failed: ${e}`);
       }
     }
@@ -212,6 +235,13 @@ export class View {
     this.stats.ops += ops.length;
     this.stats.applyMs += ms;
     this.stats.longestApplyMs = Math.max(this.stats.longestApplyMs, ms);
+  }
+
+  desync(why) {
+    this.stats.desyncs = (this.stats.desyncs || 0) + 1;
+    console.error(`pysse view: the page and its Python disagree (${why}): no more ops applied; Python restarts`);
+    this.close();
+    this.onLost(why);
   }
 
   // -- frames -------------------------------------------------------------------------------
@@ -652,21 +682,31 @@ export class View {
 // The ops (pysse/view/ops.py), by name. A handler returns true when it changed the log's
 // list of messages (the ResizeObserver then watches the new ones).
 const OPS = {
-  new([, h, tag]) { this.bind(h, document.createElement(tag)); },
+  new([, h, tag]) {
+    if (!TAGS.has(tag)) { this.error(`refused: new <${tag}>`); return; }
+    this.bind(h, document.createElement(tag));
+  },
   clone([, h, src, n]) {
-    const copy = this.nodes.get(src).cloneNode(true);
+    const copy = this.node(src, "clone").cloneNode(true);
     this.expectCount("clone", src, this.numberTree(copy, h) - h, n);
   },
   attr([, h, name, value]) {
     const el = this.nodes.get(h);
-    if (value === null) el.removeAttribute(name); else el.setAttribute(name, value);
+    if (value === null) { el.removeAttribute(name); return; }
+    const why = attrRefused(el, String(name), String(value));
+    if (why) { this.error(`refused: ${why}`); return; }
+    el.setAttribute(name, value);
   },
   prop([, h, name, value]) {
     const el = this.nodes.get(h);
+    if (name !== "value" || !VALUED.has(el.tagName)) { this.error(`refused: property ${name} on <${el.tagName.toLowerCase()}>`); return; }
     el[name] = value;
     if (el === this.prompt) this.grow();
   },
-  style([, h, prop, value]) { this.nodes.get(h).style[prop] = value; },
+  style([, h, prop, value]) {
+    if (!STYLES.has(prop)) { this.error(`refused: style ${prop}`); return; }
+    this.nodes.get(h).style[prop] = value;
+  },
   text([, h, text]) {
     const el = this.nodes.get(h);
     this.writers.delete(h);
@@ -675,26 +715,28 @@ const OPS = {
   },
   html([, h, html, base, n]) {
     const el = this.nodes.get(h);
+    if (outsideBody(el)) { this.error(`refused: HTML into <${el.tagName.toLowerCase()}>`); return; }
     this.writers.delete(h);
     this.keepFocus(el, () => { el.innerHTML = html; });
     if (n) this.expectCount("html", h, this.numberChildren(el, base) - base, n);
   },
   adj([, h, html, base, n]) {
     const el = this.nodes.get(h);
+    if (outsideBody(el)) { this.error(`refused: HTML into <${el.tagName.toLowerCase()}>`); return; }
     const from = el.children.length;
     el.insertAdjacentHTML("beforeend", html);
     if (n) this.expectCount("adj", h, this.numberChildren(el, base, from) - base, n);
   },
   insert([, parent, h, ref]) {
-    const p = this.nodes.get(parent);
-    const before = ref === null ? null : ref === 0 ? p.firstChild : this.nodes.get(ref);
-    p.insertBefore(this.nodes.get(h), before);
+    const p = this.node(parent, "insert into");
+    const before = ref === null ? null : ref === 0 ? p.firstChild : this.node(ref, "insert before");
+    p.insertBefore(this.node(h, "insert"), before);
     return p === this.log;
   },
   replace([, old, h]) {
-    const el = this.nodes.get(old);
+    const el = this.node(old, "replace");
     const inside = el.parentNode === this.log;
-    el.replaceWith(this.nodes.get(h));
+    el.replaceWith(this.node(h, "replace with"));
     return inside;
   },
   remove([, h]) {
@@ -751,6 +793,46 @@ const OPS = {
   },
   download([, name, data, mime], blobs) { this.download(name, data, mime, blobs); },
   store([, key, value]) {
-    try { localStorage.setItem(key, value); } catch (e) { /* storage disabled: this page only */ }
+    if (!/^pysse\.[\w.-]+$/.test(key)) { this.error(`refused: store ${key}`); return; }
+    try { localStorage.setItem(key, value); } catch (e) { // storage disabled or full: this page only
+      if (key === "pysse.next.v1") try { localStorage.removeItem(key); } catch (_) { /* disabled */ } // (never a stale one)
+    }
   },
 };
+
+// -- the boundary: what the ops may do (docs/security.md, "The boundary") --------------------
+// Python, in its worker, is outside the page's meta CSP, so the view applies only the ops'
+// vocabulary: what pysse/app, pysse/page, pysse/view and pysse/render set today, and a little
+// room around it. A refused op is reported (error(): body[data-view-error]) and skipped.
+class Desync extends Error {}
+const TAGS = new Set(["a", "article", "aside", "b", "br", "button", "code", "dd", "del", "details",
+  "div", "dl", "dt", "em", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "i", "img",
+  "input", "kbd", "label", "li", "nav", "ol", "option", "p", "pre", "s", "section", "select", "small",
+  "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "textarea", "th", "thead", "tr",
+  "ul"]); // (never script, iframe, object, embed, base, meta, link, style, form...)
+const ATTRS = new Set(["class", "id", "hidden", "disabled", "title", "role", "tabindex", "lang", "dir",
+  "open", "value", "placeholder", "type", "name", "for", "checked", "selected", "colspan", "rowspan",
+  "start", "alt", "width", "height", "rel", "target", "download"]);
+const STYLES = new Set(["minHeight", "containIntrinsicBlockSize"]); // (pysse/app/restore.py)
+const VALUED = new Set(["INPUT", "TEXTAREA", "SELECT"]);
+const SCHEMES = { A: ["http:", "https:", "mailto:"], IMG: ["http:", "https:"] };
+
+function safeUrl(value, schemes) {
+  try { return schemes.includes(new URL(value, location.href).protocol); } catch (e) { return false; }
+}
+
+// Why an attribute is refused, or "" (data-* and aria-* by name; href on a link and src on an
+// image with a safe scheme; never an event handler or a style).
+function attrRefused(el, name, value) {
+  const tag = el.tagName;
+  if (/^(data|aria)-[a-z0-9_.-]+$/.test(name) || ATTRS.has(name)) return "";
+  if ((name === "href" && tag === "A") || (name === "src" && tag === "IMG")) {
+    return safeUrl(value, SCHEMES[tag]) ? "" : `${name} ${value.slice(0, 80)}`;
+  }
+  return `attribute ${name} on <${tag.toLowerCase()}>`;
+}
+
+// <html> (handle 1) and <head>: never given HTML (a <base>, a <meta http-equiv> would be).
+function outsideBody(el) {
+  return el === document.documentElement || el === document.head || !!el.closest?.("head");
+}

@@ -42,9 +42,24 @@ self.onmessage = (e) => {
   const m = e.data;
   if (m.t === "boot") boot(m.manifest, m.path);
   else if (m.t === "early") early(m.request);
-  else if (host) host.receive(m);
+  else if (host) receive(m);
   else waiting.push(m);
 };
+
+// host.receive never raises (host.py reports what fails and goes on); this is the second
+// line: an exception that still gets out is told to the page as an error, not a death. An
+// uncaught one would reach the page as the worker's error event, which means "dead" there.
+// Only Pyodide's own fatal error (on_fatal: the stack exhausted, out of memory) is a death.
+let fatal = false;
+function receive(m) {
+  try {
+    host.receive(m);
+  } catch (e) {
+    if (fatal) return; // (on_fatal has told the page already)
+    const message = `${(e && e.name) || "Error"}: ${(e && e.message) || e}`;
+    postMessage({ t: "error", message, seq: m.t === "frame" ? m.seq : 0 });
+  }
+}
 
 async function boot(manifest, wanted) {
   let py;
@@ -54,12 +69,15 @@ async function boot(manifest, wanted) {
     py = started.py;
     // A fatal error (the wasm stack exhausted, out of memory) kills this Python for good:
     // the page is told, keeps what it shows, and can start another worker.
-    py._api.on_fatal = (err) => postMessage({ t: "dead", message: String((err && err.message) || err) });
+    py._api.on_fatal = (err) => {
+      fatal = true;
+      postMessage({ t: "dead", message: String((err && err.message) || err) });
+    };
     host = started.browser.page_host((msg, transfer) => postMessage(msg, transfer ? [...transfer] : []));
     postMessage({ t: "up", path: started.path, snapshotError: started.snapshotError });
   } catch (e) {
     postMessage({ t: "failed", boot: e instanceof BootError, message: e instanceof BootError ? e.message : `${e.name}: ${e.message}` });
     return;
   }
-  for (const m of waiting.splice(0)) host.receive(m);
+  for (const m of waiting.splice(0)) receive(m);
 }

@@ -16,7 +16,7 @@ from ..page.call import Timeouts
 from ..page.conversation import Conversation, Message
 from ..page.extras_view import attr
 from ..page.message_view import announcement
-from ..page.next_request import TEXT_MARKER, outgoing, template, timeouts_of
+from ..page.next_request import TEXT_MARKER, made_for, outgoing, template, timeouts_of
 from ..page.recording import RECORDING_MAX, Recording
 from ..page.request import body_format, parse_header_lines, thinking_budget
 from ..providers import get_provider
@@ -148,7 +148,7 @@ class Answers(AnswerLocks):
         found = template(url, headers, body, self._timeouts())
         if found is None or (last is not None and last.role != "assistant"):
             return None
-        return {**found, "chat": conv.id}
+        return {**found, "chat": conv.id, "made_for": made_for(self.app.settings, self.app.site)}
 
     def _new_turn(
         self,

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .. import faults
 from ..page.conversation import Conversation, Message
 from ..page.diagnose import setup_notice
 from ..page.extras_view import attr
@@ -411,6 +412,7 @@ class App:
         return json.dumps(
             {
                 "frames": self.platform.loop.frames,
+                "faults": faults.count(),  # survived: one action or answer each (issue #40)
                 "inspector_renders": self.inspector.renders,
                 "sliced_pauses": PAUSES[0],
                 "turns": [t.timing() for t in self.answers.turns],
@@ -418,6 +420,7 @@ class App:
                 "restored": {
                     "from_cache": self.restorer.from_cache,
                     "from_markdown": self.restorer.from_markdown,
+                    "rejected": self.restorer.rejected,
                     "waiting": len(self.restorer.order),
                 },
                 "storage": self.chats.store.ok,

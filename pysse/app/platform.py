@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
+from .. import faults
 from ..page.net import Net
 from ..render.frames import FrameLoop
 from .tabs import TabHub, Tabs
@@ -75,18 +76,18 @@ _TASKS: set[asyncio.Future[Any]] = set()
 
 def spawn(coro: Coroutine[Any, Any, Any]) -> None:
     """Run a coroutine on the event loop, keeping a reference until it ends; an exception it
-    raises is printed (a task nobody awaits would hide it)."""
+    raises ends that action alone and is reported (``pysse.faults``: a task nobody awaits
+    would hide it)."""
+    name = getattr(coro, "__qualname__", "a task")
     task = asyncio.ensure_future(coro)
     _TASKS.add(task)
-    task.add_done_callback(_done)
+    task.add_done_callback(lambda t: _done(t, name))
 
 
-def _done(task: asyncio.Future[Any]) -> None:
+def _done(task: asyncio.Future[Any], name: str) -> None:
     _TASKS.discard(task)
-    if not task.cancelled() and task.exception() is not None:
-        import traceback
-
-        traceback.print_exception(task.exception())
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        faults.report(f"the action {name}", exc)
 
 
 async def run_sliced(steps: Generator[None, None, T], slice_ms: float = SLICE_MS) -> T:

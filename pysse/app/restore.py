@@ -22,6 +22,7 @@ from ..page.restore import (
     placeholder_px,
     render_steps,
     renderer_id,
+    renderer_made,
 )
 from ..page.settings import image_hosts
 from ..render import lazy
@@ -71,6 +72,7 @@ class Restorer:
         self.rendered: list[str] = []
         self.from_markdown = 0
         self.from_cache = 0
+        self.rejected = 0  # cached HTML the renderer would not have made: rendered again
         self.observed: set[int] = set()  # handles the view reports on (in view or not)
         self.waiting: dict[str, _Item] = {}  # rendering, waiting for a lexer or math
         lazy.REGISTRY.subscribe(self._arrived)
@@ -258,8 +260,9 @@ class Restorer:
         got = await self.app.chats.store.load_html(self.chat_id, [(m, self.cached[m]) for m in ids])
         for mid in ids:
             html = got.get(mid)
-            if html is None:  # gone meanwhile: render it from its markdown
-                self.cached.pop(mid, None)
+            if html is None or not renderer_made(html):  # gone meanwhile, or not the
+                self.cached.pop(mid, None)  # renderer's (page.restore): from its markdown
+                self.rejected += html is not None
             else:
                 self.html[mid] = html
 

@@ -20,6 +20,8 @@ Python -> main thread
     ``{t: "ack", seq}``: the events of frame ``seq`` were handled, and nothing changed
     (``ops`` and ``want`` carry ``seq`` too: tests wait on it, ``pysse.settled()``)
     ``{t: "reply", id, value, error}``: the answer to ``eval``
+    (``worker.js``: ``{t: "error", message, seq}``, an exception that got out of ``receive``:
+    counted and logged by the page, never taken for a death; ``{t: "dead"}``, a fatal one)
 
 At most one ops message is in flight: the next waits for the frame that acknowledges it. So
 the main thread gets at most one batch a frame, and a slow main thread (a phone, a busy
@@ -31,12 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import traceback
 from typing import Any
 
 import js
 from pyodide.ffi import to_js
 
+from .. import faults
 from ..app.app import App
 from ..app.platform import Location, Platform, spawn
 from ..render.frames import FrameLoop
@@ -49,6 +51,8 @@ from .tabs import BrowserTabs
 
 __all__ = ["BATCH_CHARS", "PageHost"]
 
+# The page's survived faults (``pysse.faults``) and failing callbacks, in the console's errors.
+faults.REPORT[0] = lambda message: js.console.error(message)
 BATCH_CHARS = 96_000  # ops a frame at most (HTML parsed on the main thread: a phone's budget)
 
 
@@ -68,18 +72,28 @@ class PageHost:
         self._seq = 0  # the last frame handled (the view knows its events were dispatched)
         self._ack = False  # that frame brought events: it is answered, with ops or an ack
         self.namespace: dict[str, Any] = {"host": self}
+        asyncio.get_event_loop().set_exception_handler(_loop_fault)
 
     # -- from the view -------------------------------------------------------------------------
 
     def receive(self, message: Any) -> None:
-        msg = message.to_py(depth=1) if hasattr(message, "to_py") else dict(message)
-        kind = msg.get("t")
-        if kind == "frame":
-            self._frame(msg)
-        elif kind == "start":
-            self._start(_plain(msg["page"]))
-        elif kind == "eval":
-            spawn(self._eval(int(msg["id"]), str(msg["code"])))
+        """One message from the view. Never raises: an exception here would reach the
+        worker's handler and read as the death of this Python, ending every answer (issue
+        #40). What fails is reported (``pysse.faults``) and the page goes on; only a fatal
+        error of the runtime itself (``on_fatal`` in worker.js) is a death."""
+        try:
+            msg = message.to_py(depth=1) if hasattr(message, "to_py") else dict(message)
+            kind = msg.get("t")
+            if kind == "frame":
+                self._frame(msg)
+            elif kind == "start":
+                self._start(_plain(msg["page"]))
+            elif kind == "eval":
+                spawn(self._eval(int(msg["id"]), str(msg["code"])))
+        except Exception as exc:
+            faults.report(f"handling the view's {_kind(message)!r} message", exc)
+            self._in_frame = False
+            self._guarded("sending the ops", self._flush)
 
     def _start(self, page: dict[str, Any]) -> None:
         loc = page.get("location") or {}
@@ -128,15 +142,17 @@ class PageHost:
         self._ack = bool(msg.get("events"))
         try:
             if "hidden" in msg:
-                self.loop.set_hidden(bool(msg["hidden"]))
+                self._guarded(
+                    "showing or hiding the page", self.loop.set_hidden, bool(msg["hidden"])
+                )
             if self.doc is not None:
                 for record in msg.get("events") or []:
                     self._dispatch(record)
-            if self.loop.pending:
-                self.loop.on_frame()
+            if self.loop.pending:  # (each answer's frame is isolated in the loop itself)
+                self._guarded("the frame's renders", self.loop.on_frame)
         finally:
             self._in_frame = False
-        self._flush()
+        self._guarded("sending the ops", self._flush)
 
     def _dispatch(self, record: Any) -> None:
         assert self.doc is not None
@@ -146,8 +162,16 @@ class PageHost:
             return
         try:
             self.doc.dispatch(data)
-        except Exception:  # one failing listener must not lose the rest of the frame
-            traceback.print_exc()
+        except Exception as exc:  # one failing listener must not lose the rest of the frame
+            faults.report(f"the {data.get('type')!r} event's handler", exc)
+
+    @staticmethod
+    def _guarded(what: str, fn: Any, *args: Any) -> None:
+        """``fn(*args)``; an exception ends that piece of work alone, reported."""
+        try:
+            fn(*args)
+        except Exception as exc:
+            faults.report(what, exc)
 
     # -- to the view ---------------------------------------------------------------------------
 
@@ -163,7 +187,7 @@ class PageHost:
     def _kick(self) -> None:
         self._kicked = False
         if not self._awaiting and not self._in_frame:
-            self._flush()
+            self._guarded("sending the ops", self._flush)
 
     def _flush(self) -> None:
         doc = self.doc
@@ -204,6 +228,24 @@ class PageHost:
         except Exception as exc:
             reply["error"] = f"{type(exc).__name__}: {exc}"
         self._send(js_obj(reply), to_js([]))
+
+
+def _loop_fault(loop: Any, context: dict[str, Any]) -> None:
+    """A timer's or callback's exception (``call_soon``, ``call_later``): that callback's
+    work ends, reported like every fault (``pysse.faults``)."""
+    exc = context.get("exception")
+    if isinstance(exc, Exception):
+        faults.report(f"a callback ({context.get('message', '')})", exc)
+    else:
+        loop.default_exception_handler(context)
+
+
+def _kind(message: Any) -> str:
+    """A message's ``t``, for a report (whatever the message turned out to be)."""
+    try:
+        return str(message.t if hasattr(message, "to_py") else message.get("t"))
+    except Exception:
+        return "?"
 
 
 def _plain(value: Any) -> Any:

@@ -39,7 +39,9 @@ from . import diagnose
 from .continuation import Joiner
 from .reconnect import Drop, Reconnect, early_end_is_drop, relay_reason, revive_on_return
 
-__all__ = ["STATE_TEXT", "AnswerListener", "AnswerSession"]
+__all__ = ["PAGE_FAULT", "STATE_TEXT", "AnswerListener", "AnswerSession"]
+
+PAGE_FAULT = "page"  # the error kind of an answer the page failed to show (``page_failed``)
 
 STATE_TEXT = {
     Outcome.COMPLETED: "Done",
@@ -293,6 +295,19 @@ class AnswerSession:
         """Stop: the answer ends ``aborted``, its text kept (the bridge aborts the request)."""
         self._apply(self.cs.abort())
 
+    def page_failed(self, why: str) -> None:
+        """The page could not show this answer (its render raised ``why``): it ends ``error``,
+        its text kept, later bytes ignored. One that had already ended (its last slices were
+        rendering) is marked an error too: what is on screen is not its end."""
+        message = (
+            f"the page could not show this answer ({why}); its text is kept — Copy still works"
+        )
+        if self.streaming:
+            self._apply(self.cs.fail(PAGE_FAULT, message))
+            return
+        self.state = Outcome.ERROR.value
+        self.note = f"Error: {message}"
+
     # -- internals -----------------------------------------------------------------------------
 
     def _on_comment(self, text: str) -> None:
@@ -339,6 +354,8 @@ class AnswerSession:
         note = STATE_TEXT[state]
         if state == Outcome.ERROR and self.cs.error is not None:
             note = f"Error: {self.cs.error.message}"
+            if self.cs.error.kind == PAGE_FAULT:  # the page's own fault, not the stream's
+                return note
         elif state == Outcome.TRUNCATED and fin.detail:
             note = "Truncated: " + fin.detail.removeprefix("truncated: ")
         if state in (Outcome.ERROR, Outcome.TRUNCATED) and self.chunks and not self.replay:

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import faults
 from ..events import (
     ChatEvent,
     Finish,
@@ -127,7 +127,7 @@ class ChatCall(AnswerListener):
         # The reasoning and the tool calls, when there is somewhere to show them.
         self.reasoning = ReasoningView(reasoning_into, markdown) if reasoning_into else None
         self.tools = ToolCallsView(tools_into) if tools_into is not None else None
-        self.sched = FrameScheduler(self.render, lambda: loop.request(self), loop.is_hidden)
+        self.sched = FrameScheduler(self._render_safely, lambda: loop.request(self), loop.is_hidden)
         self.handle: NetHandle | None = None  # the network's: abort(), revive()
         self.renders = 0
         self.render_ms: list[float] = []
@@ -137,10 +137,11 @@ class ChatCall(AnswerListener):
         self._ending: Finish | None = None  # ended; the last slices are still rendering
         self._unsubscribe: Callable[[], None] | None = None  # from the lazy registry
         self._waiting_since: float | None = None  # ended, waiting for a lazy resource
+        self.fault: str = ""  # why the page could not show this answer (``_render_failed``)
         loop.add(self)
         if session.shown_start and self.md is not None:
             self.md.append(session.shown_start)
-            self.render()  # now, not on the next frame: the answer never blinks empty
+            self._render_safely()  # now, not on the next frame: the answer never blinks empty
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -270,6 +271,9 @@ class ChatCall(AnswerListener):
         self._tell("on_resume", offset)
 
     def on_finish(self, finish: Finish) -> None:
+        if self.fault:  # the render failed: nothing more is rendered (``_render_failed``)
+            self._finished(finish)
+            return
         if self.md is not None and not self.loop.is_hidden():
             self._ending = finish  # the last slices, a frame each (module docstring)
             self.md.end()
@@ -309,6 +313,28 @@ class ChatCall(AnswerListener):
         """The page is in view again: a connection killed meanwhile is resumed now."""
         if self.handle is not None and self.session.should_revive(persisted):
             self.handle.revive()
+
+    def _render_safely(self) -> None:
+        """``render``, its faults kept to this answer (looked up at each call: a patched
+        render is guarded too; once failed, ``sched`` is closed and calls it no more)."""
+        try:
+            self.render()
+        except Exception as exc:
+            self._render_failed(exc)
+
+    def _render_failed(self, exc: Exception) -> None:
+        """The page could not show this answer: it ends as an error with its text and a
+        sentence saying so, its request aborted, never rendered again; the other answers go
+        on (issue #40: raised, it reached the worker's handler and ended them all)."""
+        faults.report("an answer's render", exc)
+        self.fault = f"{type(exc).__name__}: {exc}"
+        self.sched.closed = True
+        streaming, ending = self.session.streaming, self._ending
+        self.session.page_failed(self.fault)  # streaming: its Finish reaches on_finish
+        if streaming and self.handle is not None:
+            self.handle.abort()
+        if ending is not None and not self.done:  # had ended: its last slices were rendering
+            self._finished(ending)
 
     def render(self) -> None:
         """Apply what changed since the last render (once per frame at most)."""
@@ -399,13 +425,9 @@ class ChatCall(AnswerListener):
         }
 
 
-def _to_stderr(message: str) -> None:
-    print(message, file=sys.stderr)
-
-
 # Where a failing callback is reported: stderr, and in the browser the console's errors
-# (``pysse.browser`` sets it: a registry filled from above).
-REPORT: list[Callable[[str], object]] = [_to_stderr]
+# (``pysse.browser`` sets it: a registry filled from above). The faults' registry: one place.
+REPORT: list[Callable[[str], object]] = faults.REPORT
 
 
 def safely(hook: str, fn: Callable[[Any], object], arg: Any) -> None:

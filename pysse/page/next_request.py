@@ -38,6 +38,7 @@ __all__ = [
     "ORIGIN_MARKER",
     "TEXT_MARKER",
     "first_visit",
+    "made_for",
     "outgoing",
     "template",
     "timeouts_of",
@@ -70,10 +71,11 @@ def timeouts_of(settings: Mapping[str, Any]) -> Timeouts:
 def template(
     url: str, headers: Mapping[str, str], body: str, timeouts: Timeouts
 ) -> dict[str, Any] | None:
-    """The template of a request whose body holds ``TEXT_MARKER`` where the text goes; None
-    when it does not (the text is not one string away from the body)."""
+    """The template of a request whose body holds ``TEXT_MARKER`` once, where the text goes;
+    None when it does not (the text is not one string away from the body). Twice (a history
+    that holds the marker's text) would put the new text in twice: no template then."""
     marker = json.dumps(TEXT_MARKER)[1:-1]  # as json.dumps writes it in the body
-    if marker not in body:
+    if body.count(marker) != 1:
         return None
     return {
         "url": url,
@@ -82,6 +84,13 @@ def template(
         "marker": marker,
         "timeouts": list(timeouts.ms()),
     }
+
+
+def made_for(settings: Mapping[str, Any], site: Mapping[str, Any]) -> dict[str, str]:
+    """The relays a kept template was made for: the saved setting and site.json's. The page
+    (``web/app.js``) uses the template only while both still say the same, so a relay changed
+    since (in Settings, or by a new deployment) never gets a request meant for another."""
+    return {"relay": str(settings["relay"]).strip(), "site": str(site.get("relay") or "")}
 
 
 def first_visit(site: Mapping[str, Any]) -> dict[str, Any] | None:

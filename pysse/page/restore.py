@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections.abc import Iterable, Iterator, Mapping
+from html.parser import HTMLParser
 from typing import Any
 
+from ..render import math
 from ..render.streaming import StreamingMarkdown
 from ..render.update import Update
 
@@ -35,6 +38,7 @@ __all__ = [
     "cache_key",
     "placeholder_px",
     "render_steps",
+    "renderer_made",
 ]
 
 # Characters of markdown per step: ~4 ms of rendering in Pyodide on a desktop CPU (measured:
@@ -168,3 +172,125 @@ class RestoreOrder:
         visible = [m for m in newest_first if m in self._visible]
         rest = [m for m in newest_first if m not in self._visible]
         return (visible + rest)[:n]
+
+
+# -- cached HTML: only what the renderer emits -----------------------------------------------
+# The cache's key is a hash anyone who can write the site's IndexedDB can recompute, so HTML
+# read back from it is accepted only if it holds nothing the renderer never emits (its tags
+# and attributes, a safe URL in href/src, text-align the one style); anything else is dropped
+# and the answer rendered again from its markdown. (The page's CSP stops script, not <form>,
+# <style>, <meta http-equiv> or a phishing link.)
+_TAGS = (
+    frozenset(
+        [
+            "a",
+            "b",
+            "blockquote",
+            "br",
+            "button",
+            "code",
+            "del",
+            "div",
+            "em",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "hr",
+            "i",
+            "img",
+            "input",
+            "label",
+            "li",
+            "ol",
+            "p",
+            "pre",
+            "s",
+            "section",
+            "span",
+            "strong",
+            "sub",
+            "sup",
+            "table",
+            "tbody",
+            "td",
+            "th",
+            "thead",
+            "tr",
+            "ul",
+        ]
+    )
+    | math.ELEMENTS
+)
+_ATTRS = (
+    frozenset(
+        [
+            "class",
+            "title",
+            "alt",
+            "start",
+            "checked",
+            "disabled",
+            "type",
+            "aria-label",
+            "aria-hidden",
+            "tabindex",
+            "rel",
+            "target",
+            "id",
+            "colspan",
+            "rowspan",
+            "encoding",  # (math's annotation: the formula's TeX)
+            "loading",  # (an allowed host's image: lazy, no referrer)
+            "referrerpolicy",
+        ]
+    )
+    | math.ATTRIBUTES
+)
+_URL = {
+    "href": re.compile(r"(?i)^(https?:|mailto:|#)"),
+    "src": re.compile(r"(?i)^(https?:|data:image/(png|gif|jpeg|webp)[;,])"),
+}
+_STYLE = re.compile(r"^text-align:\s*(left|right|center)$")
+
+
+class _Check(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ok = True
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.ok = self.ok and tag in _TAGS and all(_attr_ok(k, v or "") for k, v in attrs)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+
+    def handle_comment(self, data: str) -> None:
+        self.ok = False
+
+    def handle_decl(self, decl: str) -> None:
+        self.ok = False
+
+    def handle_pi(self, data: str) -> None:
+        self.ok = False
+
+
+def _attr_ok(name: str, value: str) -> bool:
+    if name in _URL:
+        return bool(_URL[name].match(value.strip()))
+    if name == "style":
+        return bool(_STYLE.match(value.strip()))
+    if name == "dir":  # (each block's direction, issue #42: render/direction.py)
+        return value in ("auto", "ltr", "rtl")
+    return name in _ATTRS or name.startswith("data-")
+
+
+def renderer_made(html: str) -> bool:
+    """Whether cached ``html`` holds only tags and attributes the renderer emits (see above):
+    True, it may be shown as is; False, render the answer again from its text."""
+    check = _Check()
+    check.feed(html)
+    check.close()
+    return check.ok

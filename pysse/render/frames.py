@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from .. import faults
+
 __all__ = ["FrameLoop", "FrameScheduler", "Scheduled", "ScrollFollower"]
 
 
@@ -137,7 +139,7 @@ class FrameLoop:
         self.pending = False
         waiting, self._waiting = self._waiting, []
         for who in waiting:
-            who.on_frame()
+            self._tell(who, "on_frame")
 
     def set_hidden(self, hidden: bool) -> None:
         """The page was hidden (no frames from now on) or shown again."""
@@ -145,15 +147,24 @@ class FrameLoop:
             return
         self.hidden = hidden
         for who in list(self._live):
-            if hidden:
-                who.on_hidden()
-            else:
-                who.on_visible()
+            self._tell(who, "on_hidden" if hidden else "on_visible")
 
     def page_return(self) -> None:
         """Back from the back-forward cache: its connections were closed meanwhile."""
         for who in list(self._live):
-            who.on_page_return(persisted=True)
+            self._tell(who, "on_page_return", True)
+
+    def _tell(self, who: Scheduled, name: str, *args: object) -> None:
+        """One answer's frame work, isolated: an exception ends that answer's frames (it is
+        reported, and the loop forgets it) while the others render on. Raised out of here it
+        would reach the worker's message handler and read as the death of the page's
+        Python, ending every answer (issue #40). A ``ChatCall`` catches its own render's
+        faults first and ends itself as an error; this is the second line."""
+        try:
+            getattr(who, name)(*args)
+        except Exception as exc:
+            faults.report(f"an answer's {name}", exc)
+            self.remove(who)
 
 
 class ScrollFollower:
