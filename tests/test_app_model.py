@@ -56,15 +56,21 @@ def test_a_conversation_streams_renders_and_is_stored() -> None:
     run(go())
 
 
+async def two_answered(store: MemoryStore) -> ModelPage:
+    """A page on ``store`` that asked two questions, both answered."""
+    first = ModelPage(store)
+    await first.boot()
+    for text in ("one **1**", "two *2*"):
+        first.net.play(answer_bytes(text))
+        first.send(f"q {text}")
+        await first.settle()
+    return first
+
+
 def test_a_reload_shows_the_chat_again_and_it_goes_on() -> None:
     async def go() -> None:
         store = MemoryStore()
-        first = ModelPage(store)
-        await first.boot()
-        for text in ("one **1**", "two *2*"):
-            first.net.play(answer_bytes(text))
-            first.send(f"q {text}")
-            await first.settle()
+        await two_answered(store)
         again = ModelPage(store)
         await again.boot()
         arts = again.answers()
@@ -95,12 +101,7 @@ def test_cached_html_the_renderer_never_emits_is_rendered_again() -> None:
 
     async def go() -> None:
         store = MemoryStore()
-        first = ModelPage(store)
-        await first.boot()
-        for text in ("one **1**", "two *2*"):
-            first.net.play(answer_bytes(text))
-            first.send(f"q {text}")
-            await first.settle()
+        first = await two_answered(store)
         (two,) = [k for k in store.data["html"] if k.split("/")[1] == first.answers()[1].dataset.id]
         store.data["html"][two] = FORM
         again = ModelPage(store)
