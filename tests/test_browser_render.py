@@ -4,11 +4,14 @@ end of the answer (issue 15), and a long code block is highlighted once when it 
 
 from __future__ import annotations
 
+import json
 import random
+import time
 from typing import Any
 
 import pytest
 
+from conftest import in_store, wait_until
 from pysse.render import render
 from pysse.server.demo import answer_for, split_deltas
 from pysse.testing import Script, ScriptServer
@@ -120,7 +123,7 @@ SWAP_FRAMES = """() => { window.__swapFrames = {};
   new MutationObserver((records) => { for (const r of records) for (const n of r.addedNodes) {
     if (n.nodeType === 1 && n.classList.contains('lines') && n.querySelector('[class^=hl-]')) {
       window.__swapFrames[window.__frames] = (window.__swapFrames[window.__frames] || 0) + 1; }
-  } }).observe(document.body, { subtree: true, childList: true }); }"""
+  } }).observe(document, { subtree: true, childList: true }); }"""
 
 
 def test_an_answer_that_ends_inside_a_fence_ends_as_a_one_shot_render(
@@ -138,3 +141,56 @@ def test_an_answer_that_ends_inside_a_fence_ends_as_a_one_shot_render(
     assert msg.query_selector(".codeblock.incomplete code .lines") is None
     shown = msg.evaluate("(m) => m.querySelector('.settled').innerHTML")
     assert shown == normalized(page, render(text))
+
+
+def test_a_restored_answers_long_fence_goes_in_a_block_a_frame(
+    make_page: Any, tmp_path: Any
+) -> None:
+    """An imported answer (rendered from its text) and, after a reload, the same answer from
+    the HTML cache (one op): their long fence's highlighted lines go in a block a frame, as
+    when it closed while streaming; the final HTML is the one-shot render's."""
+    from pysse.page.chats import export_json
+    from pysse.page.conversation import Conversation
+
+    text = "Here:\n\n" + answer_for("/demo code")
+    conv = Conversation("cfence")
+    user = conv.add_user("code please")
+    conv.finish(conv.start_answer(user.id).id, text, "completed")
+    path = tmp_path / "fence.json"
+    path.write_text(json.dumps(json.loads(export_json(conv, {}))))
+    p = make_page()
+    page = p.open()
+    wait_until(page, "(code) => pysse.py(code)", LEXER_HERE)  # (else it renders plain first)
+    page.evaluate(SWAP_FRAMES)
+    page.set_input_files("[data-role=import]", str(path))
+    msg = p.wait_done()
+    page.wait_for_function(
+        "() => !document.querySelector('[data-pending]') && !pysseSwapsPending()"
+    )
+    assert msg.evaluate("(m) => m.querySelector('.settled').innerHTML") == normalized(
+        page, render(text)
+    )
+    frames = page.evaluate("() => window.__swapFrames")
+    assert len(frames) >= 300 // 32 and max(frames.values()) == 1, frames
+    # after a reload, from the HTML cache (one op puts the answer's HTML in): the same
+    deadline = time.monotonic() + 60  # the HTML cache's write lands (a task after the render)
+    while len(in_store(page, "pysseStore.keys('html')")) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    p.page.add_init_script(SWAP_FRAMES.replace("() => {", "(() => {", 1) + ")()")
+    p.reload()
+    page.wait_for_function(
+        "() => !document.querySelector('[data-pending]') && !pysseSwapsPending()"
+    )
+    assert json.loads(page.evaluate("pysse.stats()"))["restored"]["from_cache"] == 1
+    msg = p.answers()[-1]
+    assert msg.evaluate("(m) => m.querySelector('.settled').innerHTML") == normalized(
+        page, render(text)
+    )
+    frames = page.evaluate("() => window.__swapFrames")
+    assert len(frames) >= 300 // 32 and max(frames.values()) == 1, frames
+
+
+LEXER_HERE = """from pysse.render import lazy
+lazy.REGISTRY.request(("lexer", "python"))
+not lazy.REGISTRY.pending(("lexer", "python"))"""

@@ -9,7 +9,7 @@
 // Elements are named by handles that both sides number the same way: <html> is 1, then the
 // body's elements in document order (a template's content as its children); every element
 // Python creates, clones or parses later is numbered as it is made.
-import { DomWriter } from "./dom_writer.js";
+import { DomWriter, splitBlocks, swapIn } from "./dom_writer.js";
 
 const THRESHOLD = 8; // px from the bottom that still counts as "at the bottom"
 const UP_KEYS = new Set(["ArrowUp", "PageUp", "Home"]);
@@ -717,7 +717,10 @@ const OPS = {
     const el = this.nodes.get(h);
     if (outsideBody(el)) { this.error(`refused: HTML into <${el.tagName.toLowerCase()}>`); return; }
     this.writers.delete(h);
-    this.keepFocus(el, () => { el.innerHTML = html; });
+    // (a restored answer's long fences: their lines plain at once, highlighted a block a frame)
+    const swap = n ? null : splitBlocks(html);
+    this.keepFocus(el, () => { el.innerHTML = swap ? swap.shell : html; });
+    if (swap) swapIn([...el.childNodes], swap.fences);
     if (n) this.expectCount("html", h, this.numberChildren(el, base) - base, n);
   },
   adj([, h, html, base, n]) {

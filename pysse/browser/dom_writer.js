@@ -136,41 +136,57 @@ function appendLines(code, html) {
 // restyled ~5,000 elements and laid out ~12,700 objects in one task (~44 ms at 1x, ~170 on a
 // phone). So the fence goes in with its lines as plain text in those blocks (cheap: text), and
 // each block is swapped for its highlighted form a frame at a time (a hidden page: at once);
-// the final DOM is the one-shot render's. One fence per op (a second one goes in at once).
+// the final DOM is the one-shot render's. (The view does the same for a restored answer.)
 const BLOCK_OPEN = '<span class="lines">';
 const SWAPS = []; // {plain: [span], blocks: [html], i}: the fences still swapping, oldest first
 let swapQueued = false;
 
-function splitBlocks(html) {
-  const open = html.indexOf(BLOCK_OPEN);
-  if (open < 0) return null;
-  const close = html.indexOf("</code>", open);
-  if (close < 0 || html.indexOf(BLOCK_OPEN, close) >= 0) return null;
-  const blocks = html.slice(open, close).split(BLOCK_OPEN).slice(1);
-  return { before: html.slice(0, open), after: html.slice(close), blocks };
+// The HTML with each long fence's blocks taken out (a marker element in their place), and
+// the blocks of each; null when there is no such fence.
+export function splitBlocks(html) {
+  if (html.indexOf(BLOCK_OPEN) < 0) return null;
+  const fences = [];
+  let shell = "";
+  let at = 0;
+  for (let open = html.indexOf(BLOCK_OPEN); open >= 0; open = html.indexOf(BLOCK_OPEN, at)) {
+    const close = html.indexOf("</code>", open);
+    if (close < 0) return null;
+    fences.push(html.slice(open, close).split(BLOCK_OPEN).slice(1));
+    shell += `${html.slice(at, open)}<i data-pysse-swap=""></i>`;
+    at = close;
+  }
+  return { shell: shell + html.slice(at), fences };
 }
 
 const ENTITIES = { "&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&#x27;": "'" };
 const textOf = (html) => html.replace(/<[^>]*>/g, "").replace(/&(?:lt|gt|amp|quot|#39|#x27);/g, (e) => ENTITIES[e]);
 
-function insertSwapping(box, { before, after, blocks }) {
-  const mark = box.childNodes.length;
-  box.insertAdjacentHTML("beforeend", `${before}<i data-pysse-swap=""></i>${after}`);
-  let spot = null;
-  for (const node of [...box.childNodes].slice(mark)) {
-    spot = node.nodeType === 1 && node.querySelector("[data-pysse-swap]");
-    if (spot) break;
+// The fences' markers among `nodes` (the nodes just put in) become their lines as plain text
+// in blocks, each swapped for its highlighted form a frame at a time.
+export function swapIn(nodes, fences) {
+  const spots = [];
+  for (const node of nodes) {
+    if (node.nodeType === 1) spots.push(...node.querySelectorAll("[data-pysse-swap]"));
   }
-  const plain = blocks.map((b) => {
-    const span = document.createElement("span");
-    span.className = "lines";
-    span.style.display = "block";
-    span.textContent = textOf(b);
-    return span;
+  spots.forEach((spot, k) => {
+    const blocks = fences[k];
+    const plain = blocks.map((b) => {
+      const span = document.createElement("span");
+      span.className = "lines";
+      span.style.display = "block";
+      span.textContent = textOf(b);
+      return span;
+    });
+    spot.replaceWith(...plain);
+    SWAPS.push({ plain, blocks, i: 0 });
   });
-  spot.replaceWith(...plain);
-  SWAPS.push({ plain, blocks, i: 0 });
   queueSwaps();
+}
+
+function insertSwapping(box, { shell, fences }) {
+  const mark = box.childNodes.length;
+  box.insertAdjacentHTML("beforeend", shell);
+  swapIn([...box.childNodes].slice(mark), fences);
 }
 
 function queueSwaps() {
