@@ -64,7 +64,8 @@ json.dumps({"text": r.text, "outcome": r.outcome, "joined": "".join(texts),
 def test_an_element_is_written_as_the_page_writes_its_answers(make_page: Any) -> None:
     """stream_chat writes into an element with dom_writer.js, the page's own writer: while a
     long fence is open its lines are in blocks (the browser lays out the new lines, not the
-    fence), and the final DOM is the one-shot render."""
+    fence), and the final DOM is the one-shot render, once its highlighted blocks are in (a
+    block a frame: ``pysseSwapsPending()``)."""
     page = make_page(thread="main").open()
     got = py(
         page,
@@ -78,6 +79,8 @@ while not call.done:
     blocks = max(blocks, el.querySelectorAll(".codeblock.incomplete code > .lines").length)
     await asyncio.sleep(0.01)
 r = await call
+while js.pysseSwapsPending():  # (a long fence's highlighted blocks: one a frame, after the end)
+    await asyncio.sleep(0.02)
 json.dumps({"blocks": blocks, "text": r.text, "html": el.innerHTML,
             "js": js_writer.dom_writer_class() is not None})
 """,
