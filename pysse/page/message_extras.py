@@ -22,7 +22,6 @@ __all__ = [
     "reasoning_from_json",
     "reasoning_text",
     "reasoning_to_json",
-    "thought_ms_from_json",
     "tool_calls_from_json",
     "tool_calls_to_json",
 ]
@@ -107,12 +106,6 @@ def tool_calls_from_json(value: Any, where: str) -> tuple[ToolCall, ...]:
             )
         )
     return tuple(out)
-
-
-def thought_ms_from_json(value: Any) -> float | None:
-    """How long the model thought, in ms; anything but a sane number is unknown."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok and 0 <= value < 1e10 else None
 
 
 def _items(value: Any, what: str) -> list[dict[str, Any]]:
