@@ -49,7 +49,11 @@ def test_two_tabs_on_one_chat_lose_nothing_and_see_each_other(open_chat: Any) ->
         b.page.wait_for(f"() => ({SHOWN})().includes('A asks')", timeout=30)  # live
         ask(b, "B asks")
         a.page.wait_for(f"() => ({SHOWN})().includes('B asks')", timeout=30)
-        (texts,) = a.page.evaluate(STORED)
+        # (B's answer is stored once it is done: a moment after B shows it done)
+        (texts,) = a.page.wait_for(
+            f"async () => {{ const s = await ({STORED})(); return s[0].length === 6 && s[0].every((t) => t) && s; }}",
+            timeout=30,
+        )
         assert [t for t in texts if t.endswith("asks") or t == "the first question"] == [
             "the first question", "A asks", "B asks",
         ]  # fmt: skip

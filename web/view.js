@@ -116,7 +116,9 @@ export class View {
     this.hold = new Hold(CSS.supports("overflow-anchor", "auto"));
     this.observed = new Set(); // the log's messages the ResizeObserver watches
     this.held = null; // scrollTop kept across a rebuild ("hold" ... "unhold")
-    this.resize = new ResizeObserver(() => this.afterLayout());
+    this.resize = new ResizeObserver(() => this.onResize());
+    this.resizedIn = null; // the frame (document.timeline's time) the observer last acted in
+    this.lateResize = 0; // a requestAnimationFrame for the rest of a frame's cascade
     this.resize.observe(this.log);
     this.seen = null; // the restorer's IntersectionObserver
     this.bindPage();
@@ -540,6 +542,21 @@ export class View {
   }
 
   // -- scroll following ----------------------------------------------------------------------
+
+  // The observer acts once a frame. Scrolling in its callback can resize the messages again
+  // (one scrolled into view is laid out at its real size, not content-visibility's guess),
+  // and a second round that scrolls once more ends the browser's loop with "ResizeObserver
+  // loop completed with undelivered notifications", an error on the window. So a second
+  // round in the same frame leaves the scroll alone and the next frame finishes it.
+  onResize() {
+    const frame = document.timeline ? document.timeline.currentTime : null;
+    if (frame === null || frame !== this.resizedIn) {
+      this.resizedIn = frame;
+      this.afterLayout();
+    } else if (!this.lateResize) {
+      this.lateResize = requestAnimationFrame(() => { this.lateResize = 0; this.afterLayout(); });
+    }
+  }
 
   // After the browser laid the page out (ResizeObserver: the sizes are known, nothing is
   // forced): keep the bottom in view while following; elsewhere, hold the reader's place.

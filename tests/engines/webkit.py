@@ -20,9 +20,18 @@ ASYNC = """const done = arguments[arguments.length - 1];
 Promise.resolve().then(() => (%s)(%s)).then(
   (v) => done({ ok: v === undefined ? null : v }),
   (e) => done({ err: String((e && e.stack) || e) }));"""
+# Each delete is waited for (up to 10 s: WebKit can keep one pending, neither done nor
+# blocked, while a closed window's connection lingers; the page's own open then waits behind
+# it). Pages are closed by ending their document first (``close``), so no worker of an
+# earlier test writes into the next test's store.
 CLEAR_STORAGE = """async () => {
   localStorage.clear(); sessionStorage.clear();
-  for (const db of (await indexedDB.databases?.()) || []) indexedDB.deleteDatabase(db.name);
+  const gone = (name) => new Promise((resolve) => {
+    const req = indexedDB.deleteDatabase(name);
+    req.onsuccess = req.onerror = () => resolve();
+    setTimeout(resolve, 10000);
+  });
+  for (const db of (await indexedDB.databases?.()) || []) await gone(db.name);
 }"""
 
 
@@ -91,11 +100,13 @@ class WebKitPage(EnginePage):
     def close(self) -> None:
         wd = self._wd()
         self.driver.pages.remove(self)
+        # The document ends first, its workers with it: a window closed with an answer
+        # streaming could otherwise go on writing to the origin's store for a while.
+        wd.get("about:blank")
         if self.driver.pages:
             wd.close()
             wd.switch_to.window(self.driver.pages[-1].handle)
-        else:  # the session's last window stays, on a blank page
-            wd.get("about:blank")
+        # (else the session's last window stays, on that blank page)
 
 
 class WebKitDriver(Driver):
