@@ -27,8 +27,9 @@ The kinds (Chromium's trace event names):
 
 * **script**: ``FunctionCall``, ``EvaluateScript``, ``TimerFire``, ``EventDispatch``,
   ``FireAnimationFrame``, ``FireIdleCallback``, ``RunMicrotasks``, ``HandlePostMessage``,
-  ``V8.CompileCode`` and every lowercase ``v8.*`` (V8 compiling or running JavaScript:
-  ``v8.run``, ``v8.callFunction``, ``v8.compile``, ``v8.evaluateModule``, ...). Also
+  ``V8.CompileCode`` and every lowercase ``v8.*`` (V8 compiling or running the page's code:
+  ``v8.run``, ``v8.callFunction``, ``v8.compile``, ``v8.evaluateModule``,
+  ``v8.wasm.compileConsume``, ...). Also
   ``ParseHTML``, which DevTools calls loading: it is the HTML parser run synchronously by a
   script call (``innerHTML``, ``insertAdjacentHTML``, ``createContextualFragment``), while
   the same DOM built with ``createElement``/``append`` is plain ``FunctionCall`` self time;
@@ -56,7 +57,8 @@ Where the two old tables disagreed, and what was decided:
 * ``computeIntersections``: its parent's kind (``trace_split``) against "other"
   (``trace_frames``). **Other**, as above.
 * Lowercase ``v8.*`` events not listed in either table took their parent's kind: **script**
-  now, which changes only a top-level one (it was "other").
+  now, which changes only a top-level one (it was "other"): at boot, Pyodide's wasm
+  compiled from the code cache (``v8.wasm.compileConsume``) and ``v8.produceModuleCache``.
 * The main thread: ``trace_split`` and the worker bench took the busiest ``CrRendererMain``
   by wall time, the worker bench counting nested tasks twice; ``trace_frames`` the marked
   thread, else the renderer ``TracingStartedInBrowser`` named, else the busiest. **The
