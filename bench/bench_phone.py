@@ -18,7 +18,7 @@ show, whatever else the machine runs) and by **wall time** (the Long Tasks API, 
 asks: on a shared machine the wall time of a task is often several times its CPU time); key
 latency (Event Timing, ``durationThreshold: 16``: a key under 16 ms reports nothing; wall
 time); the split of the long tasks' CPU time into script / style / layout / paint / GC
-(``bench/trace_split.py``). Medians of ``PYSSE_BENCH_RUNS`` runs (3), sites interleaved in each
+(``bench/trace_reader.py``). Medians of ``PYSSE_BENCH_RUNS`` runs (3), sites interleaved in each
 run. With ``PYSSE_SITE_BASELINE`` (``build.py bench --only phone --baseline main``) that site
 is measured side by side. ``PYSSE_PHONE_PARTS`` (``boot,stream,chats``) and
 ``PYSSE_PHONE_RATES`` (``1,4``) choose what runs, ``PYSSE_PHONE_STREAMS`` (words of the
@@ -58,7 +58,7 @@ from .phone_page import (
     p95,
     wait_rendered,
 )
-from .trace_split import KINDS, mark_ts, split_long_tasks, thread_cpu
+from .trace_reader import KINDS, Reader, find_mark
 
 KEYS = string.ascii_lowercase
 FMT: ProviderName = "openai-chat"
@@ -178,10 +178,12 @@ class Bench:
         the trace, by thread CPU time (what an idle machine at this rate would take), with
         the CPU time's split by kind; keys typed meanwhile."""
         events = trace.stop(page)
-        since = mark_ts(events, since_mark) if since_mark else None
-        cpu = split_long_tasks(events, since_us=since or 0.0, clock="tdur")
-        phone = split_long_tasks(events, since_us=since or 0.0, clock="tdur", long_us=12_500)
-        main_ms, longest_ms, worker_ms = thread_cpu(events, since_us=since or 0.0)
+        mark = find_mark(events, since_mark) if since_mark else None
+        since = float(mark["ts"]) if mark else 0.0
+        read = Reader(events)
+        cpu = read.long_tasks(since, mark=mark)
+        phone = read.long_tasks(since, long_us=12_500, mark=mark)
+        main_ms, longest_ms, worker_ms = read.thread_cpu(since, mark=mark)
         tasks = long_tasks(page, t0, t1)
         keys = key_latencies(page, t0, t1)
         row: Row = {

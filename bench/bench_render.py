@@ -63,7 +63,8 @@ from tests.support import CHROMIUM_ARGS, LiveServer
 
 from .gecko_frames import analyze_gecko
 from .phone_corpus import mixed_answer
-from .trace_frames import LONG_TASK_MS, FrameStats, analyze, keep_event
+from .trace_frames import LONG_TASK_MS, FrameStats, analyze
+from .trace_reader import keep_event
 
 FMT: ProviderName = "openai-chat"
 DELTA_CHARS, DELTA_S = 24, 0.016
@@ -136,7 +137,7 @@ def script_for(text: str) -> Script:
 
 
 class Recorder:
-    """A trace of one page over CDP, keeping only what ``trace_frames`` reads as it comes."""
+    """A trace of one page over CDP, keeping only what ``trace_reader`` reads as it comes."""
 
     def __init__(self, cdp: Any, stacks: bool) -> None:
         self.cdp = cdp

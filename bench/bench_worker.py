@@ -55,7 +55,7 @@ from tests.support import CHROMIUM_ARGS, LiveServer, ServerProcess, chromium_pat
 from .bench_phone import FMT, Bench, stream_scripts
 from .phone_corpus import mixed_answer
 from .phone_page import CALIBRATE, INIT, Throttle, Trace, long_tasks, med
-from .trace_split import KINDS
+from .trace_reader import KINDS
 
 SITES = {"main thread": "minimal", "worker": "worker"}
 KEYS = string.ascii_lowercase
@@ -80,34 +80,6 @@ document.addEventListener('DOMContentLoaded', () => {{
 TEXT_OF = """(html) => { const t = document.createElement('template'); t.innerHTML = html;
   const a = document.getElementById('answer');
   return [a.textContent.length, t.content.textContent.length, a.innerHTML === t.innerHTML]; }"""
-
-
-def busiest_cpu_ms(events: list[dict[str, Any]], thread_name: str) -> float:
-    """CPU time (ms) of the top-level tasks of the busiest thread called ``thread_name``
-    (``CrRendererMain``: the page's main thread; ``DedicatedWorker thread``: the worker)."""
-    named = {
-        (e["pid"], e["tid"])
-        for e in events
-        if e.get("ph") == "M"
-        and e.get("name") == "thread_name"
-        and e.get("args", {}).get("name") == thread_name
-    }
-    cpu: dict[tuple[int, int], float] = defaultdict(float)
-    for e in events:
-        key = (e.get("pid"), e.get("tid"))
-        if key in named and e.get("name") == "RunTask" and e.get("ph") == "X":
-            cpu[key] += e.get("tdur", 0) / 1000
-    return max(cpu.values(), default=0.0)
-
-
-class CountingTrace(Trace):
-    """A phone-bench trace that also keeps each thread's CPU time."""
-
-    def stop(self, page: Any) -> list[dict[str, Any]]:
-        events = super().stop(page)
-        self.main_cpu = busiest_cpu_ms(events, "CrRendererMain")
-        self.worker_cpu = busiest_cpu_ms(events, "DedicatedWorker thread")
-        return events
 
 
 def type_keys(page: Any, until_js: str, every_s: float = 0.15, timeout_s: float = 600) -> int:
@@ -167,14 +139,14 @@ class WorkerBench:
             page.goto(self.origin + "/pysse/wheels.json")  # this origin's renderer, throttled
             throttle = Throttle(ctx, page)
             throttle.set(rate)
-            trace = CountingTrace(throttle.cdp)
+            trace = Trace(throttle.cdp)
             trace.start()
             page.goto(f"{self.origin}/{site}/", wait_until="commit")
             keys = type_keys(page, "() => window.__readyAt > 0", every_s=0.15)
             page.wait_for_timeout(500)
             ready = float(page.evaluate("window.__readyAt"))
             t1 = float(page.evaluate("performance.now()"))
-            row = self._measured(page, trace, 0.0, t1)
+            row = Bench.measured(page, trace, 0.0, t1)
             to_ready = long_tasks(page, 0.0, ready)
             main_x, worker_x = self.rates_of(page, throttle, rate)
             row.update(
@@ -200,7 +172,7 @@ class WorkerBench:
         page.fill("#relay", self.relay)
         page.fill("#prompt", "go")
         ended_before = int(page.evaluate("window.__ended.length"))
-        trace = CountingTrace(throttle.cdp)
+        trace = Trace(throttle.cdp)
         trace.start()
         self.upstream.play(script)
         t0 = float(page.evaluate("performance.now()"))
@@ -211,17 +183,11 @@ class WorkerBench:
         page.wait_for_timeout(SETTLE_MS)
         t1 = float(page.evaluate("performance.now()"))
         ended_at, status = page.evaluate("window.__ended.at(-1)")
-        row = self._measured(page, trace, t0, t1)
+        row = Bench.measured(page, trace, t0, t1)
         got, want, same_html = page.evaluate(TEXT_OF, self.html)
         if not status.startswith("completed") or got != want:  # the bench's own sanity
             raise AssertionError(f"{status!r}: the answer has {got} of {want} characters")
         row.update(wall=float(ended_at) - t0, keys_sent=keys, same_html=float(same_html))
-        return row
-
-    @staticmethod
-    def _measured(page: Any, trace: CountingTrace, t0: float, t1: float) -> Row:
-        row = Bench.measured(page, trace, t0, t1)
-        row.update(main_cpu=trace.main_cpu, worker_cpu=trace.worker_cpu)
         return row
 
 

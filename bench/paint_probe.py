@@ -1,7 +1,7 @@
 """Find what makes the page's paints expensive: stream the phone bench's mixed answer at 4x CPU
 for a while with a trace, once as the page is and once per *variant* (a stylesheet or script
 added to the page that removes one suspect), and print, per variant, the main thread's Paint
-time per frame and the long tasks' split.
+time per frame and the long tasks' split (thread CPU, read by ``trace_reader``).
 
     PYSSE_SITE=build/site python -m bench.paint_probe [SECONDS] [VARIANT ...]
 
@@ -18,6 +18,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from pysse.providers import ProviderName
 from pysse.server.app import create_app
 from pysse.server.config import RelayConfig
 from pysse.testing import Script, ScriptServer
@@ -25,9 +26,9 @@ from tests.support import CHROMIUM_ARGS, LiveServer
 
 from .phone_corpus import mixed_answer
 from .phone_page import INIT, Throttle, Trace
-from .trace_split import KINDS, _main_thread, split_long_tasks
+from .trace_reader import KINDS, Reader, cpu_us
 
-FMT = "openai-chat"
+FMT: ProviderName = "openai-chat"
 
 # name -> (CSS added to the page, script run before the answer is sent)
 VARIANTS: dict[str, tuple[str, str]] = {
@@ -91,16 +92,16 @@ def probe(page: Any, cdp: Any, upstream: ScriptServer, seconds: float, variant: 
     while time.time() < t_end:
         page.wait_for_timeout(250)
     events = trace.stop(page)
-    split = split_long_tasks(events)
-    main = _main_thread(events)
-    mine = [e for e in events if (e.get("pid"), e.get("tid")) == main and e.get("ph") == "X"]
+    read = Reader(events)
+    split = read.long_tasks()
+    mine = read.threads[read.main_thread()]
 
     def outer(name: str) -> list[float]:
-        """Durations of the ``name`` events not nested in another one (Paint nests)."""
+        """Thread CPU (ms) of the ``name`` events not nested in another one (Paint nests)."""
         out, end = [], 0.0
-        for e in sorted((e for e in mine if e["name"] == name), key=lambda e: e["ts"]):
+        for e in (e for e in mine if e["name"] == name):
             if e["ts"] >= end:
-                out.append(e["dur"] / 1000)
+                out.append(cpu_us(e) / 1000)
                 end = e["ts"] + e["dur"]
         return out
 
