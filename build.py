@@ -614,7 +614,7 @@ def build_site(
     }
     if fmt:
         config["format"] = fmt
-    from pysse.page.next_request import first_visit
+    from pysse.app.next_request import first_visit
 
     first = first_visit(config)  # a first visit's message goes out before Python is up
     if first is not None:
@@ -770,7 +770,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def site_relay_check(relay: str, fmt: str | None) -> str | None:
     """What is wrong with ``site --relay/--format``, in words, or None."""
-    from pysse.page.request import check_relay_url
+    from pysse.call.request import check_relay_url
     from pysse.providers import FORMATS
 
     if fmt is not None and fmt not in FORMATS:

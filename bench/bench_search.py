@@ -7,7 +7,7 @@ What the page does, timed piece by piece:
   with it) to its ``ChatText`` (folded once; the page does this the first time a search
   needs a chat not in memory), beside the same from the chat's whole JSON (a ``Conversation``
   first: what a chat stored without a record costs);
-* **search**: one keystroke's whole search over all 500 kept texts (``page.search``), for a
+* **search**: one keystroke's whole search over all 500 kept texts (``chats.search``), for a
   term in one chat, in every chat (found early in each), a two-letter term, and a term in
   none (the whole corpus scanned: the worst case);
 * **longest step**: the longest stretch between two yields of ``search_steps`` (the page
@@ -38,8 +38,8 @@ from buildtools.pyodide_node import PyodideRunError, run_with_wheels  # noqa: E4
 # Runs the same in CPython and in Pyodide: INPUT is {"bodies": [...], "terms": {...}, "runs"}.
 SEARCH_PY = r"""
 import json, statistics, time
-from pysse.page.conversation import Conversation
-from pysse.page.search import ChatText, fold, fold_term, search, search_record, search_steps
+from pysse.chats.conversation import Conversation
+from pysse.chats.search import ChatText, fold, fold_term, search, search_record, search_steps
 
 def _ms(t0):
     return (time.perf_counter() - t0) * 1000

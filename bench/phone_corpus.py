@@ -5,8 +5,8 @@ user would import it."""
 
 from __future__ import annotations
 
-from pysse.page.chats import export_json
-from pysse.page.conversation import Conversation
+from pysse.chats.conversation import Conversation
+from pysse.chats.files import export_json
 
 __all__ = ["chat_answer", "chat_file", "mixed_answer"]
 
@@ -101,7 +101,7 @@ def chat_answer(n: int, target: int = 6_000) -> str:
 
 
 def chat_file(answers: int = 100, chat_id: str = "cphonebench") -> str:
-    """A chat export (``page.chats.export_json``) of ``answers`` questions and long answers."""
+    """A chat export (``chats.files.export_json``) of ``answers`` questions and long answers."""
     conv = Conversation(chat_id)
     for n in range(answers):
         user = conv.add_user(f"Question {n}: explain part {n} in detail")

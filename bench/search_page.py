@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pysse.page.chats import ChatSummary
-from pysse.page.conversation import Conversation
-from pysse.page.search import search_record
+from pysse.chats.conversation import Conversation
+from pysse.chats.files import ChatSummary
+from pysse.chats.search import search_record
 from pysse.server.app import create_app
 from tests.support import CHROMIUM_ARGS, LiveServer
 

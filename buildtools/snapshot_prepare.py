@@ -34,7 +34,9 @@ import zipimport
 STDLIB_ZIP = f"/lib/python{sys.version_info[0]}{sys.version_info[1]}.zip"  # the loader's path
 
 PACKAGES = ("pysse", "markdown_it", "mdurl")
-SKIP = ("pysse.__main__", "markdown_it.cli")  # command lines: never run by the page
+# command lines, and deprecated paths kept for embedders (they warn when imported): never
+# run or imported by the page
+SKIP = ("pysse.__main__", "pysse.page", "markdown_it.cli")
 
 SAMPLE = (
     "# Title\n\n*a* **b** ~~c~~ `d` [e](https://example.com)\n\n"

@@ -4,7 +4,7 @@ The spec sets it from any run of ASCII digits, however long. ``int()`` refuses m
 digits (and is quadratic below that), so the digits are counted first: up to
 :data:`RETRY_DIGITS` significant digits the value is exact; a longer one (more than 10**4299
 ms) is kept as :data:`RETRY_SATURATED`, which is larger than every exact value. It never
-raises; whoever waits the delay caps it (``pysse.page.reconnect`` caps it at its outage
+raises; whoever waits the delay caps it (``pysse.call.reconnect`` caps it at its outage
 bound, before converting it to a float).
 """
 

@@ -27,7 +27,7 @@ from dom_model import Element as RawElement
 from pysse.app.app import App
 from pysse.app.platform import Location, Platform
 from pysse.app.tabs import HubTab, TabHub
-from pysse.page.net import Probe, Sink, Timeouts
+from pysse.call.net import Probe, Sink, Timeouts
 from pysse.render.dom import DomWriter
 from pysse.render.frames import FrameLoop
 from pysse.render.update import Op, Update

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from model_page import RELAY, MemoryStore, ModelPage, ScriptNet
 
-from pysse.page.settings import SETTINGS_KEY
+from pysse.app.settings import SETTINGS_KEY
 from pysse.render.markdown import MarkdownPolicy, make_markdown, render
 from pysse.server.app import DEMO_PATHS
 from pysse.server.demo import RICH_ANSWER
@@ -173,7 +173,7 @@ def test_a_cut_answer_is_continued_in_place() -> None:
         page.click("[data-role=continue]", art)
         await page.settle()
         (art,) = page.answers()
-        joined = art.getAttribute("data-text") or ""  # (joined at the seam: page.continuation)
+        joined = art.getAttribute("data-text") or ""  # (joined at the seam: call.continuation)
         assert joined.startswith(partial.rstrip()) and joined.endswith("REST")
         assert art.getAttribute("data-state") == "completed"
         assert page.view.texts[art.handle] == joined  # the view's copy, the same text
@@ -411,7 +411,7 @@ def test_a_first_visit_template_is_what_a_fresh_page_sends(site: dict[str, Any])
     message typed during a first visit's boot) is, filled, exactly the request a fresh page
     with the default settings sends for that message: URL, headers and body byte for byte."""
     from pysse.app.answers import NEXT_KEY
-    from pysse.page.next_request import ORIGIN_MARKER, first_visit
+    from pysse.app.next_request import ORIGIN_MARKER, first_visit
 
     first = first_visit(site)
     assert first is not None
@@ -449,6 +449,6 @@ def test_a_first_visit_template_is_what_a_fresh_page_sends(site: dict[str, Any])
 def test_a_site_a_fresh_page_cannot_send_to_at_once_has_no_first_visit_template(
     site: dict[str, Any], why: str
 ) -> None:
-    from pysse.page.next_request import first_visit
+    from pysse.app.next_request import first_visit
 
     assert first_visit(site) is None, why

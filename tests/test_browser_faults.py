@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 
 NOTICES = "() => [...document.querySelectorAll('[data-role=notice]')].map((n) => n.textContent)"
 
-BREAK_RENDER = """from pysse.page.call import ChatCall
+BREAK_RENDER = """from pysse.call.call import ChatCall
 _render = ChatCall.render
 def render(self):
     if "boom" in self.session.text:

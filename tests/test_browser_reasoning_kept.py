@@ -15,8 +15,8 @@ import pytest
 
 from conftest import stored_answers, wait_stored
 from pysse import ReasoningBlock, ToolCall
-from pysse.page.chats import export_json
-from pysse.page.conversation import Conversation
+from pysse.chats.conversation import Conversation
+from pysse.chats.files import export_json
 from pysse.server.demo import THINK_ANSWER, THINK_REASONING, TOOL_CALLS, TOOLS_ANSWER, XSS_ANSWER
 from pysse.testing import Script, ToolUse
 

@@ -149,8 +149,8 @@ def test_a_restored_answers_long_fence_goes_in_a_block_a_frame(
     """An imported answer (rendered from its text) and, after a reload, the same answer from
     the HTML cache (one op): their long fence's highlighted lines go in a block a frame, as
     when it closed while streaming; the final HTML is the one-shot render's."""
-    from pysse.page.chats import export_json
-    from pysse.page.conversation import Conversation
+    from pysse.chats.conversation import Conversation
+    from pysse.chats.files import export_json
 
     text = "Here:\n\n" + answer_for("/demo code")
     conv = Conversation("cfence")

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from conftest import in_store, wait_until
-from pysse.page.chats import export_json
-from pysse.page.conversation import Conversation
+from pysse.chats.conversation import Conversation
+from pysse.chats.files import export_json
 from pysse.server.demo import MATH_ANSWER, RICH_ANSWER
 
 pytestmark = pytest.mark.browser
@@ -38,7 +38,7 @@ SAME_AS_ONE_SHOT_JS = """async () => {
   const texts = JSON.stringify(arts.map((a) => a.dataset.text));
   const html = await pysse.py(`import json
 from pysse.render.markdown import render
-from pysse.page.settings import image_hosts
+from pysse.app.settings import image_hosts
 [render(t, app.md_for(image_hosts(app.settings))) for t in json.loads(${JSON.stringify(texts)})]`);
   const bad = [];
   arts.forEach((art, i) => {

@@ -160,7 +160,7 @@ def answered_early(p: Any, text: str) -> None:
 
 def test_a_first_visits_message_goes_out_before_python_is_up(make_page: Any) -> None:
     """A first visit has kept nothing: site.json has the request a fresh page makes
-    (``pysse.page.next_request.first_visit``, written by the server). A message typed while
+    (``pysse.app.next_request.first_visit``, written by the server). A message typed while
     Python starts goes out from the worker at once; Python adopts it when it is up (the same
     bytes): one request, its answer rendered whole."""
     p = make_page(thread="worker", first_visit=True)

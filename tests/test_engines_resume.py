@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import LiveServer
-from pysse.page.reconnect import REVIVE_SILENCE_MS
+from pysse.call.reconnect import REVIVE_SILENCE_MS
 from pysse.server.relay import RelayConfig, create_relay_app
 from pysse.testing import CutProxy, Script, ScriptServer
 

@@ -1,7 +1,7 @@
 """Two tabs of the page on one chat store, in Chromium, Firefox and WebKit (issue #40): a stale
 tab never overwrites the other's question and answer, each tab sees the other's messages and
 chats live, and a chat deleted in one tab closes in the other. (Every interleaving is the
-property test's: ``tests/test_page_merge.py``; the rules in CPython: ``tests/test_app_tabs.py``.)
+property test's: ``tests/test_chats_merge.py``; the rules in CPython: ``tests/test_app_tabs.py``.)
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The package's shape, read from its source: the layers' rules (only ``pysse.browser``
-imports ``js``/``pyodide``), no import circle anywhere in ``pysse`` (not even under
-``TYPE_CHECKING`` or inside a function: the page's parts name the narrow hosts in
-``browser/ports.py``, never the ``App``; a store's interface never names its Redis
-implementation), and no module over 450 lines.
+imports ``js``/``pyodide``; the page's packages stand in floors, and an import only points to
+a lower floor), no import circle anywhere in ``pysse`` (not even under ``TYPE_CHECKING`` or
+inside a function: the page's parts name the narrow hosts in ``app/ports.py``, never the
+``App``; a store's interface never names its Redis implementation), and no module over 450
+lines.
 
 Why the whole package as one graph: a circle is two modules that each need the other, so
 neither layer is where the folder listing puts it; a circle between two packages is as much
@@ -148,7 +149,15 @@ def test_the_graph_holds_every_package_and_their_imports() -> None:
     """The graph the next test searches is the whole tree, with its edges: an empty or
     partial graph would pass it for nothing."""
     edges = graph("pysse")
-    assert {"pysse", "pysse.browser", "pysse.server", "pysse.providers.encoders"} <= set(packages())
+    assert {
+        "pysse",
+        "pysse.app",
+        "pysse.browser",
+        "pysse.call",
+        "pysse.chats",
+        "pysse.server",
+        "pysse.providers.encoders",
+    } <= set(packages())
     assert set(packages()) <= set(edges)
     assert "pysse.sse" in edges["pysse.chat"]  # a plain import
     assert "pysse.providers.encoders" in edges["pysse.providers"]  # under TYPE_CHECKING
@@ -157,6 +166,56 @@ def test_the_graph_holds_every_package_and_their_imports() -> None:
 def test_no_import_circle_anywhere_in_pysse() -> None:
     found = circles(graph("pysse"))
     assert found == [], "import circles:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+# The page's packages, floor by floor from the bottom: a module imports only from floors below
+# its own (and from its own package). Every other part of ``pysse`` (sse, events, chat,
+# providers, render, view, inspector, testing, ...) is the ground under all of them: it
+# imports none of these. Two packages on one floor do not import each other: the streaming
+# call knows no conversation, the chats know no call and no rendering.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("pysse.call", "pysse.chats"),  # one answer's call, for any page; the chats as data
+    ("pysse.app",),  # the bundled page: its controller over both
+    ("pysse.browser", "pysse.server", "pysse.page"),  # its IO; the relay; page: deprecated
+)
+
+
+def room_of(module: str) -> str:
+    """The part of ``pysse`` a module belongs to: its package under ``pysse`` (``pysse.call``
+    for ``pysse.call.net``), or the top-level module itself (``pysse.chat``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def floor_of(room: str) -> int:
+    """0 for the ground, else the room's floor in ``FLOORS`` (1 is the lowest)."""
+    return next((i + 1 for i, rooms in enumerate(FLOORS) if room in rooms), 0)
+
+
+def test_every_floor_names_a_package_that_exists() -> None:
+    """A package renamed or removed cannot leave its floor's rule checking nothing."""
+    assert {room for rooms in FLOORS for room in rooms} <= set(packages())
+
+
+def test_imports_only_point_down_the_floors() -> None:
+    """No import runs back up: a module on the ground never imports the page's packages, a
+    package never imports its own floor or one above (``chats`` never ``call``, ``call``
+    never ``app``, ``app`` never ``browser``)."""
+    up = sorted(
+        f"{a} -> {b}"
+        for a, targets in graph("pysse").items()
+        for b in targets
+        if room_of(a) != room_of(b)
+        and floor_of(room_of(b)) > 0
+        and floor_of(room_of(b)) >= floor_of(room_of(a))
+    )
+    assert up == [], "imports that run up or across the floors:\n" + "\n".join(up)
+
+
+def test_the_floor_check_finds_an_import_that_runs_up() -> None:
+    assert floor_of("pysse.chats") == floor_of("pysse.call") == 1
+    assert floor_of("pysse.app") == 2 and floor_of("pysse.browser") == 3
+    assert floor_of(room_of("pysse.render.frames")) == 0
+    assert room_of("pysse.call.net") == "pysse.call" and room_of("pysse.chat") == "pysse.chat"
 
 
 def test_no_module_is_over_450_lines() -> None:

@@ -63,9 +63,9 @@ for i in range(0, len(text), 5):
     md.feed(text[i:i + 5])
 md.finish()
 out["markdown"] = md.html
-# The page's reconnect policy (pysse.page.reconnect) decides the same in the browser.
+# The page's reconnect policy (pysse.call.reconnect) decides the same in the browser.
 import random
-from pysse.page.reconnect import Reconnect
+from pysse.call.reconnect import Reconnect
 r = Reconnect(rnd=random.Random(5))
 out["reconnect"] = [r.on_drop(i * 5000.0, "read-error", 1) for i in range(8)]
 # math (mdit-py-plugins + latex2mathml), its hold-back rules, and the hardest formulas within

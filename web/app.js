@@ -31,7 +31,7 @@ let earlyOut = null; // posts an early request to the worker, once it exists
 
 // The first message sent while Python starts goes out at once: the page kept, last visit,
 // the request a message sent next makes (only its text missing); on a first visit, site.json
-// has the one a fresh page makes (pysse.page.next_request). The worker's JavaScript sends it
+// has the one a fresh page makes (pysse.app.next_request). The worker's JavaScript sends it
 // before Python is up, and Python adopts it (the very same bytes) when it is.
 let siteNow = null; // site.json, once fetched
 let earlyWaiting = null; // a first visit's message sent before site.json came: sent when it does
@@ -49,7 +49,7 @@ function keptTemplate() {
   if (!made || made.relay !== (siteNow.relay || "") || made.format !== (siteNow.format || "")) return null;
   return { ...first, url: first.url.split(ORIGIN_MARKER).join(location.origin) };
 }
-// A kept template is used only for the relay it was made for (pysse.page.next_request
+// A kept template is used only for the relay it was made for (pysse.app.next_request
 // made_for): the saved setting's, and site.json's while no setting overrides it. A relay
 // changed since, in Settings or by a new deployment, never gets a request meant for another.
 function stillMeant(kept) {

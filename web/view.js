@@ -822,7 +822,7 @@ const OPS = {
 
 // -- the boundary: what the ops may do (docs/security.md, "The boundary") --------------------
 // Python, in its worker, is outside the page's meta CSP, so the view applies only the ops'
-// vocabulary: what pysse/app, pysse/page, pysse/view and pysse/render set today, and a little
+// vocabulary: what pysse/app, pysse/call, pysse/view and pysse/render set today, and a little
 // room around it. A refused op is reported (error(): body[data-view-error]) and skipped.
 class Desync extends Error {}
 const TAGS = new Set(["a", "article", "aside", "b", "br", "button", "code", "dd", "del", "details",

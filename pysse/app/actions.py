@@ -1,5 +1,5 @@
 """Message actions in the log: Regenerate, Continue, Edit and resend, the ‹ › version buttons,
-Inspect. Each changes the ``Conversation`` (``page.conversation``: versions, branches,
+Inspect. Each changes the ``Conversation`` (``chats.conversation``: versions, branches,
 continue) and asks the app to send; what is sent is always the conversation up to that point.
 
 Copy (a code block, or an answer's Markdown source) is the view's (``web/view.js``): the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..page.extras_view import attr
+from ..call.extras_view import attr
 from ..view import Event
 
 if TYPE_CHECKING:

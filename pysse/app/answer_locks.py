@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..page.conversation import Conversation, Message
-from ..page.recording import Recording
+from ..chats.conversation import Conversation, Message
+from ..chats.recording import Recording
 from .platform import spawn
 
 if TYPE_CHECKING:

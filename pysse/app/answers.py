@@ -11,17 +11,17 @@ import asyncio
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
+from ..call.call import Timeouts
+from ..call.extras_view import attr
+from ..call.request import body_format, parse_header_lines, thinking_budget
+from ..chats.conversation import Conversation, Message
+from ..chats.recording import RECORDING_MAX, Recording
 from ..inspector import cut
-from ..page.call import Timeouts
-from ..page.conversation import Conversation, Message
-from ..page.extras_view import attr
-from ..page.message_view import announcement
-from ..page.next_request import TEXT_MARKER, made_for, outgoing, template, timeouts_of
-from ..page.recording import RECORDING_MAX, Recording
-from ..page.request import body_format, parse_header_lines, thinking_budget
 from ..providers import get_provider
 from .answer_locks import AnswerLocks
 from .inspector_panel import WHOLE_MAX, Restored
+from .message_view import announcement
+from .next_request import TEXT_MARKER, made_for, outgoing, template, timeouts_of
 from .platform import run_sliced, spawn
 from .turn import Turn
 

@@ -22,11 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import faults
-from ..page.conversation import Conversation, Message
-from ..page.diagnose import setup_notice
-from ..page.extras_view import attr
-from ..page.request import check_relay_url
-from ..page.site import read_site
+from ..call.diagnose import setup_notice
+from ..call.extras_view import attr
+from ..call.request import check_relay_url
+from ..chats.conversation import Conversation, Message
 from ..render import lazy
 from ..view import Document, Element, Event
 from .actions import Actions
@@ -38,6 +37,7 @@ from .platform import PAUSES, Platform, spawn
 from .restore import Restorer
 from .scroll import Scroll
 from .settings_form import SettingsForm
+from .site import read_site
 from .turn import Turn
 
 __all__ = ["App"]

@@ -1,12 +1,12 @@
 """The chat list (a sidebar, a drawer on small screens): new, switch, rename, delete, delete
 all, export as Markdown or JSON, import JSON, search across chats (``search_view.py``). It
 owns the loaded conversations and writes every change through to storage (``storage.py``);
-the rules are in ``page.chats``.
+the rules are in ``chats.files``.
 
 Other tabs of the page share the store. After each write or delete this tab tells them
 (``app.tabs``: ``saved`` with the chat's row and the answers streaming in it here, ``deleted``,
 ``cleared``), and it hears theirs: the list updates live, an open chat takes in what another
-tab wrote (``page.merge``), an answer streaming there is shown as it is saved, and a chat
+tab wrote (``chats.merge``), an answer streaming there is shown as it is saved, and a chat
 deleted there closes here with a notice and is never written back."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..jsonsafe import loads_bounded
-from ..page.chats import (
+from ..call.extras_view import attr
+from ..chats.conversation import Conversation, ImportError_
+from ..chats.files import (
     IMPORT_MAX,
     ChatSummary,
     export_filename,
@@ -25,9 +26,8 @@ from ..page.chats import (
     new_chat_id,
     parse_import_steps,
 )
-from ..page.conversation import Conversation, ImportError_
-from ..page.extras_view import attr
-from ..page.merge import absorb
+from ..chats.merge import absorb
+from ..jsonsafe import loads_bounded
 from ..view import Element, Event
 from .platform import run_sliced, spawn
 from .search_view import SearchView

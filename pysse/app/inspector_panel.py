@@ -1,4 +1,4 @@
-"""The stream inspector panel: binds ``page.inspector_view``'s HTML to the page, and Save and
+"""The stream inspector panel: binds ``app.inspector_view``'s HTML to the page, and Save and
 Replay to the browser (a download, a dropped file).
 
 Built from the answer's recording when opened (``pysse.inspector.analyze``): a live answer's,
@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from ..chats.recording import Recording
 from ..inspector import Report, analyze, check_sizes, compare_steps, replay_refusal
-from ..page.inspector_view import (
+from ..providers import FORMATS, Format
+from ..view import Event
+from .inspector_view import (
     PAGE,
     render_compare,
     render_events,
     render_raw,
     render_timing,
 )
-from ..page.recording import Recording
-from ..providers import FORMATS, Format
-from ..view import Event
 from .platform import run_sliced, spawn
 
 WHOLE_MAX = 1 << 20  # a "whole" replay bigger than this is fed in pieces of this size

@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ..page.conversation import Conversation, Message
-from ..page.extras_view import attr, render_kept, show_kept
-from ..page.message_view import actions, state_label, versions_label
-from ..page.settings import image_hosts
-from ..page.speed import SpeedMeter, SpeedView
+from ..call.extras_view import attr
+from ..call.speed import SpeedMeter, SpeedView
+from ..chats.conversation import Conversation, Message
+from .message_view import actions, render_kept, show_kept, state_label, versions_label
 from .platform import run_sliced, spawn
+from .settings import image_hosts
 
 if TYPE_CHECKING:
     from .ports import LogViewHost

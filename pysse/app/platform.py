@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
 from .. import faults
-from ..page.net import Net
+from ..call.net import Net
 from ..render.frames import FrameLoop
 from .tabs import TabHub, Tabs
 

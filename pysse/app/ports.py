@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .turn import TurnHost
 
 if TYPE_CHECKING:
-    from ..page.chats import ChatSummary
-    from ..page.conversation import Conversation, Message
-    from ..page.recording import Recording
-    from ..page.speed import SpeedView
+    from ..call.speed import SpeedView
+    from ..chats.conversation import Conversation, Message
+    from ..chats.files import ChatSummary
+    from ..chats.recording import Recording
     from ..view import Document, Element
     from .platform import Platform
     from .scroll import Scroll

@@ -1,9 +1,9 @@
 """Restored answers rendered after they are on screen (issue #28): ``LogView`` puts each one in
 the log as a placeholder of about its height (``data-pending``), and this renders them a slice
-of work per task, in ``page.restore.RestoreOrder``'s order: those in view first (the view's
+of work per task, in ``restore_steps.RestoreOrder``'s order: those in view first (the view's
 ``IntersectionObserver`` says which: ``observe`` ops, ``seen`` events), newest first, then the
 rest after them. An answer whose HTML is in the store's cache under its key
-(``page.restore.cache_key``) is put in at once; any other is rendered from its markdown in
+(``restore_steps.cache_key``) is put in at once; any other is rendered from its markdown in
 steps (``render_steps``) and its HTML then cached. Off screen, a rendered answer costs no
 layout or paint (``content-visibility: auto`` in web/style.css).
 """
@@ -14,8 +14,10 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..page.extras_view import attr, writer_for
-from ..page.restore import (
+from ..call.extras_view import attr, writer_for
+from ..render import lazy
+from .platform import spawn
+from .restore_steps import (
     WAIT,
     RestoreOrder,
     cache_key,
@@ -24,14 +26,12 @@ from ..page.restore import (
     renderer_id,
     renderer_made,
 )
-from ..page.settings import image_hosts
-from ..render import lazy
-from .platform import spawn
+from .settings import image_hosts
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ..page.conversation import Message
+    from ..chats.conversation import Message
     from ..render.update import Update
     from ..view import Event
     from .ports import RestorerHost
@@ -261,7 +261,7 @@ class Restorer:
         for mid in ids:
             html = got.get(mid)
             if html is None or not renderer_made(html):  # gone meanwhile, or not the
-                self.cached.pop(mid, None)  # renderer's (page.restore): from its markdown
+                self.cached.pop(mid, None)  # renderer's (restore_steps): from its markdown
                 self.rejected += html is not None
             else:
                 self.html[mid] = html

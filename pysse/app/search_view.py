@@ -1,6 +1,6 @@
 """Search across chats in the chat list: the field, the results in place of the list, the
 live count, the keys, and opening a result at its message. The matching is
-``page.search``; this only keeps each chat's ``ChatText`` and renders.
+``chats.search``; this only keeps each chat's ``ChatText`` and renders.
 
 Only the open chat (and chats still streaming) are in memory (``ChatList.convs``); the
 others are read from storage the first time a search needs them (when the field gets focus):
@@ -19,10 +19,10 @@ import asyncio
 import html
 from typing import TYPE_CHECKING, Any
 
-from ..page.chats import ChatSummary, sort_chats
-from ..page.conversation import Conversation
-from ..page.extras_view import attr
-from ..page.search import (
+from ..call.extras_view import attr
+from ..chats.conversation import Conversation
+from ..chats.files import ChatSummary, sort_chats
+from ..chats.search import (
     ChatText,
     Hit,
     count_label,

@@ -1,4 +1,4 @@
-"""The Settings panel and the theme: the form bound to ``page.settings``, saved in
+"""The Settings panel and the theme: the form bound to ``app.settings``, saved in
 ``localStorage`` (the main thread's: the view writes it, a ``store`` op, and hands over what it
 held at start); the relay URL checked as it is typed; with Format auto, the relay asked which
 format it speaks; the theme (system, light, dark) applied to ``<html data-theme>``."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..page.diagnose import label
-from ..page.request import (
+from ..call.diagnose import label
+from ..call.request import (
     advertised_format,
     body_format,
     check_relay_url,
@@ -16,8 +16,8 @@ from ..page.request import (
     needs_format_probe,
     relay_url,
 )
-from ..page.settings import CHOICES, DEFAULTS, SETTINGS_KEY, coerce, dump_settings, load_settings
 from .platform import spawn
+from .settings import CHOICES, DEFAULTS, SETTINGS_KEY, coerce, dump_settings, load_settings
 
 if TYPE_CHECKING:
     from .ports import SettingsHost

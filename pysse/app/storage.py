@@ -1,19 +1,19 @@
 """Chats in IndexedDB (``web/store.js``, reached through the platform's ``StoreBackend``), with
 the page working on in memory when storage is missing or fails (private browsing, a full
-disk): the first failure is reported once, in words (``page.chats.storage_problem``), and
+disk): the first failure is reported once, in words (``chats.files.storage_problem``), and
 nothing is lost from the page.
 
 Stores: ``chats`` (the list's rows, cheap to list), ``bodies`` (each conversation's JSON),
 ``recordings`` (``chat/message`` → metadata JSON + the bytes), ``meta`` (the open chat, the
 recordings' index for the total cap), ``html`` (``chat/message/key`` → a finished answer's
-rendered HTML, a cache: ``page.restore.cache_key``; the key in the name, so which answers are
+rendered HTML, a cache: ``app.restore_steps.cache_key``; the key in the name, so which answers are
 cached is known without reading any HTML), ``search`` (each chat's searched messages,
-``page.search.search_record_steps``: the first search after a reload reads these, not the bodies).
+``chats.search.search_record_steps``: the first search after a reload reads these, not the bodies).
 A chat's body, search record and row are written in one transaction, so they never disagree.
 
 Several tabs share the store (``app.tabs``). A chat is written under its Web Lock
 (``pysse-chat:ID``) as a merge: read the row; if another tab wrote since this tab last read or
-wrote (the row's ``w`` stamp), read its body and ``absorb`` it (``page.merge``); then write. A
+wrote (the row's ``w`` stamp), read its body and ``absorb`` it (``chats.merge``); then write. A
 chat whose row is gone, though this tab read or wrote it, was deleted in another tab: it is
 never written back. After each write or delete the other tabs are told (``app.chats``).
 """
@@ -26,13 +26,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from ..chats.conversation import Conversation, ImportError_
+from ..chats.files import ChatSummary, conversation_json_steps, storage_problem
+from ..chats.merge import absorb
+from ..chats.recording import TOTAL_MAX, Recording, RecordingError, evict
+from ..chats.records import plain_number
+from ..chats.search import search_record_steps
 from ..jsonsafe import loads_bounded, loads_bounded_steps
-from ..page.chats import ChatSummary, conversation_json_steps, storage_problem
-from ..page.conversation import Conversation, ImportError_
-from ..page.merge import absorb
-from ..page.recording import TOTAL_MAX, Recording, RecordingError, evict
-from ..page.records import plain_number
-from ..page.search import search_record_steps
 from .platform import StoreBackend, run_sliced
 from .tabs import TabHub, Tabs
 

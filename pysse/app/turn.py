@@ -5,7 +5,7 @@ article's ``data-*`` hooks, and what the chat store and the inspector need.
 The answer's state is ``streaming`` and then one of the ``Outcome`` values (``completed``,
 ``truncated``, ``error``, ``aborted``), shown as the article's ``data-state``. Every decision
 about the stream (resuming a drop, the sentence an error is shown with) is the session's
-(``pysse.page.answer``); this class only shows it.
+(``pysse.call.answer``); this class only shows it.
 """
 
 from __future__ import annotations
@@ -13,16 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..call.answer import STATE_TEXT, AnswerSession
+from ..call.call import CallListener, ChatCall
+from ..call.speed import SpeedMeter
+from ..chats.conversation import Message
+from ..chats.message_extras import join_tool_calls, reasoning_text
+from ..chats.recording import Recording
 from ..events import ChatEvent, Finish, ReasoningBlock, ReasoningDelta, TextDelta, ToolCall, Usage
-from ..page.answer import STATE_TEXT, AnswerSession
-from ..page.call import CallListener, ChatCall
-from ..page.conversation import Message
-from ..page.extras_view import show_kept
-from ..page.message_extras import join_tool_calls, reasoning_text
-from ..page.message_view import thinking_label, thought_label
-from ..page.recording import Recording
-from ..page.settings import image_hosts
-from ..page.speed import SpeedMeter
+from .message_view import show_kept, thinking_label, thought_label
+from .settings import image_hosts
 
 if TYPE_CHECKING:
     from .platform import Platform

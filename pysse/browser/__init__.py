@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..page.call import ChatCall, ChatResult, Timeouts
+from ..call.call import ChatCall, ChatResult, Timeouts
 from .stream import ElementBusyError, StreamChatError, stream_chat
 
 __all__ = [

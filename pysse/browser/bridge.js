@@ -54,7 +54,7 @@ async function readSome(resp, max) {
 }
 
 // Where to resume (or stop) an answer: the URL it was posted to, plus its id and offset. The
-// relay URL may already have a query (Gemini's ?alt=sse). Same rule as pysse.page.reconnect.
+// relay URL may already have a query (Gemini's ?alt=sse). Same rule as pysse.call.reconnect.
 function answerUrl(url, answerId, from) {
   const q = `answer=${encodeURIComponent(answerId)}` + (from === null ? "" : `&from=${from}`);
   return url + (url.includes("?") ? "&" : "?") + q;
@@ -222,7 +222,7 @@ function follow(o) {
       if (wake) wake();
     },
     // The page came back into view and Python judged this answer's connection dead or
-    // silent (pysse.page.reconnect.revive_on_return): resume now, not at the idle timeout.
+    // silent (pysse.call.reconnect.revive_on_return): resume now, not at the idle timeout.
     revive: () => {
       if (stopped || !answerId) return;
       if (wake) wake(); // between two tries: the next one starts now

@@ -1,5 +1,5 @@
 """The network as the browser has it: ``fetch()`` and the read loop of ``bridge.js``, behind the
-page's ``Net`` port (``pysse.page.call``).
+page's ``Net`` port (``pysse.call.call``).
 
 The loop is JavaScript because a JS loop calling Python once per chunk costs ~6 us, while
 awaiting ``reader.read()`` from Python costs ~20x that (NOTES.md). It runs wherever Python
@@ -16,8 +16,8 @@ from typing import Any
 import js
 from pyodide.ffi import create_proxy
 
-from ..page.net import NetHandle, Probe, Sink, Timeouts
-from ..page.reconnect import Drop
+from ..call.net import NetHandle, Probe, Sink, Timeouts
+from ..call.reconnect import Drop
 from .bridge import get_bridge
 from .dom import js_obj
 

@@ -26,10 +26,8 @@ from typing import Any
 import js
 from pyodide.ffi import create_proxy
 
-from ..errors import PysseError
-from ..events import ChatEvent
-from ..page.answer import AnswerSession
-from ..page.call import (
+from ..call.answer import AnswerSession
+from ..call.call import (
     REPORT,
     CallListener,
     ChatCall,
@@ -38,7 +36,9 @@ from ..page.call import (
     body_json,
     safely,
 )
-from ..page.extras_view import REAL_WRITER
+from ..call.extras_view import REAL_WRITER
+from ..errors import PysseError
+from ..events import ChatEvent
 from ..providers import FORMATS, Format
 from ..render.update import Update
 from .follow import Follow, is_element, scroller_of

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Mount, Route
 
-from ..page.next_request import first_visit
+from ..app.next_request import first_visit
 from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
 from . import demo

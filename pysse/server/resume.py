@@ -1,6 +1,6 @@
 """Resumable answers on the relay: the answer outlives the connection.
 
-The protocol (the page's side is ``web/bridge.js`` and ``pysse.page.reconnect``):
+The protocol (the page's side is ``web/bridge.js`` and ``pysse.call.reconnect``):
 
 * ``POST {relay}`` starts an answer as before; the response carries
   ``X-Pysse-Answer-Id: <id>`` and its body is the upstream's bytes, unchanged.
