@@ -29,6 +29,7 @@ of the same length does.
 
 from __future__ import annotations
 
+from .cjk import flanking, is_cjk
 from .graphemes import whole
 from .math import BLOCK_OPEN
 
@@ -236,6 +237,8 @@ def _close_inline(s: str) -> str:
             right = not _is_space(prev) and (prev not in _PUNCT or _is_space(nxt) or nxt in _PUNCT)
             # Only "clean" openers count: not inside a word (snake_case, 2*3).
             clean_open = left and (_is_space(prev) or prev in _PUNCT)
+            if is_cjk(prev or " ") or is_cjk(nxt):  # CJK puts no space between words (cjk.py)
+                clean_open, right = flanking(s, i, j, c != "_")
             at = where.get(run)
             if right and at:
                 cut = at[-1]  # the innermost opener of this kind; everything above it goes
