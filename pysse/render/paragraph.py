@@ -203,15 +203,22 @@ def find_cuts(
 
 def _last_break(text: str, hi: int) -> int:
     """The last ``k < hi`` after which ``_at_space`` may cut: a space or line feed, or a CJK
-    character followed by another (-1 if none). Linear, at C speed where there is no CJK."""
+    character followed by another (-1 if none). Searched back from ``hi`` a window at a time,
+    at C speed where there is no CJK: as far as ``rfind`` would go, no further."""
     best = max(text.rfind(" ", 0, hi), text.rfind("\n", 0, hi))
-    last = -1
-    for m in _HIGH_PAIR.finditer(text, best + 1, min(hi + 1, len(text))):
-        for k in range(m.end() - 2, m.start() - 1, -1):
-            if is_cjk(text[k]) and is_cjk(text[k + 1]):
-                last = k
-                break
-    return max(best, last)
+    end = min(hi + 1, len(text))
+    while end - 1 > best + 1:
+        start = max(best + 1, end - _WINDOW)
+        found = -1
+        for m in _HIGH_PAIR.finditer(text, start, end):
+            for k in range(m.end() - 2, m.start() - 1, -1):
+                if is_cjk(text[k]) and is_cjk(text[k + 1]):
+                    found = k
+                    break
+        if found >= 0:
+            return found
+        end = start + 1  # (a pair across the window's edge is in the next one)
+    return best
 
 
 def _at_space(text: str, covered: list[tuple[int, int]], bound: int, lo: int) -> int:
@@ -257,6 +264,7 @@ def _anywhere(text: str, covered: list[tuple[int, int]], bound: int, lo: int) ->
 
 _SPACE = " \t\n"
 _HIGH_PAIR = re.compile("[^\x00-\u10ff]{2,}")  # two or more characters that may be CJK
+_WINDOW = 256
 _ACTIVE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ \t\n")  # ASCII punctuation, spaces
 
 
