@@ -15,9 +15,10 @@ a dependency on a Python one: ``mdit-py-cjk-friendly`` 0.3.0, the only one on Py
 ``markdown-it-py<4`` (pip refuses it beside the 4.3 the page ships), replaces
 ``StateInline.scanDelims`` on the class, and applies its own simplified rule (to ``_`` too).
 
-How it is wired: ``StateInline`` has slots and is created in four places (markdown-it's
-parser, ``paragraph.find_cuts``, ``sliced.SlicedInline``), so its method is not replaced.
-Instead the ``emphasis`` and ``strikethrough`` rules are wrapped, and the delimiters a rule has
+How it is wired: ``StateInline`` has slots (no method of one's own per instance) and is made
+in three places (markdown-it's parser, ``paragraph.find_cuts``, ``sliced.SlicedInline``);
+replacing ``scanDelims`` on the class would change every markdown-it in the process. Instead
+the ``emphasis`` and ``strikethrough`` rules are wrapped, and the delimiters a rule has
 just pushed get the CJK-friendly ``open``/``close``. Every parse of the same ``md`` (the
 streaming renderer's pieces and tail, the one-shot render) sees the same flanking.
 
