@@ -142,6 +142,9 @@ def test_cached_html_is_accepted_only_as_the_renderer_makes_it() -> None:
         '<a href="https://ok.test/" onclick="x()">x</a>',
         '<img src="https://ok.test/a.png" onerror="x()">',
         '<p style="position:fixed;inset:0">x</p>',
+        # the renderer writes no style at all now (a column's alignment is a class):
+        # markdown-it's own would keep an answer cached before that unmirrored
+        '<td style="text-align:left">x</td>',
         "<iframe src=https://evil.test/></iframe>",
         "<!-- hidden --><p>x</p>",
     ):

@@ -81,6 +81,14 @@ for i in range(0, len(math), 4):
 md.finish()
 out["math_stream"] = md.html
 out["hard_tex"] = [tex_to_html(t, True) for t in data["hard_tex"]]
+# CJK emphasis (render/cjk.py reads unicodedata: Pyodide's Unicode is newer than CPython 3.11's)
+cjk = data["cjk"]
+out["cjk"] = render(cjk)
+md = StreamingMarkdown()
+for i in range(0, len(cjk), 3):
+    md.feed(cjk[i:i + 3])
+md.finish()
+out["cjk_stream"] = md.html
 json.dumps(out)
 """
 
@@ -121,8 +129,18 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, how: str) -> None:
         "{" * 25 + "x" + "}" * 25,
         "\\text{<img src=x onerror=alert(1)>}",
     ]
+    cjk = "\n\n".join(
+        (Path(__file__).parent / "fixtures" / name).read_text()
+        for name in ("cjk_answer.md", "cjk_friendly/strong.md", "cjk_friendly/pseudo-emoji.md")
+    )
     payload = json.dumps(
-        {"fixtures": fixtures, "markdown": RICH_ANSWER, "math": math, "hard_tex": hard_tex}
+        {
+            "fixtures": fixtures,
+            "markdown": RICH_ANSWER,
+            "math": math,
+            "hard_tex": hard_tex,
+            "cjk": cjk,
+        }
     )
     got = run_in_pyodide(site, CHECK, payload, how)
     assert got["python"].startswith("3.14")
@@ -142,6 +160,8 @@ def test_pure_layers_match_cpython_under_pyodide(site: Path, how: str) -> None:
         assert got[key] == want[key], key
     assert got["math"].count("<math") == 12 and got["math_stream"] == got["math"]
     assert "<img" not in "".join(got["hard_tex"])
+    assert got["cjk"] == want["cjk"] and got["cjk_stream"] == got["cjk"]
+    assert "<strong>“强调”</strong>后" in got["cjk"]
     for name, (text, outcome, kind) in got["hostile"].items():
         if name.startswith("deep"):
             assert (text, outcome, kind) == ("before ", "error", "malformed"), name

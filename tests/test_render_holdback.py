@@ -46,10 +46,22 @@ from pysse.render.holdback import INLINE_MATH_HOLD, hold_back, open_math_line
         ("\\begin{align}\na &= b\n", ""),
         ("\\begin{ali", ""),
         ("$$", ""),
+        # a code span's text ending in a run of other length: held, not joined to its closer
+        # (shown as "`a```" it was three literal backticks)
+        ("`a``", "`a`"),
+        ("`a`` b", "`a`` b`"),
     ],
 )
 def test_math_and_task_list_hold_back(tail: str, shown: str) -> None:
     assert hold_back(tail) == shown
+
+
+def test_a_floor_inside_a_run_of_markers_does_not_split_it() -> None:
+    """A provisionally cut paragraph's floor (``tails.py``) may fall between two ``*`` of one
+    run; the half before it taken as text left the other half an opener of its own, and the
+    frame showed ``d*`` (a long CJK paragraph, cut provisionally, showed ``***``)."""
+    tail = "x a**b**c d**"
+    assert hold_back(tail, 4) == hold_back(tail, 3) == "x a**b**c d"
 
 
 def test_an_open_formula_is_shown_as_text_once_it_is_long_or_spans_lines() -> None:

@@ -189,3 +189,19 @@ def test_blocks_carry_their_direction_at_every_point_of_the_stream(src: str) -> 
         _check_directions(md.html)
     md.finish()
     assert md.html == render(src)
+
+
+def test_a_columns_alignment_is_a_class_that_mirrors_in_a_right_to_left_table() -> None:
+    """``:---`` is the start of the cell as it was typed: a class the page's CSS aligns with
+    ``text-align: start`` (right in an Arabic table), never markdown-it's ``text-align:left``
+    style, which stays left there; streamed or not, and no ``style`` attribute at all."""
+    src = "| الاسم | القيمة | الوصف | عمود |\n|:---|---:|:-:|---|\n| أ | ١ | ب | ج |\n"
+    for html in (render(src), _streamed(src)):
+        assert "style=" not in html
+        cells = re.findall(r"<(?:th|td)( class=\"[^\"]*\")?>", html)
+        assert (
+            cells == [' class="align-start"', ' class="align-end"', ' class="align-center"', ""] * 2
+        )
+    css = (Path(__file__).parent.parent / "web" / "style.css").read_text()
+    for cls, align in (("start", "start"), ("end", "end"), ("center", "center")):
+        assert re.search(rf":is\(th, td\)\.align-{cls} \{{ text-align: {align}; \}}", css), cls

@@ -61,7 +61,9 @@ def renderer_id(site: Mapping[str, Any]) -> str:
 # The shape of the HTML the renderer writes. The wheels' hashes already change the key when
 # pysse changes; this also does when the page is built without a wheel list (the version then
 # stands for the renderer). 2: blocks carry dir="auto", code and math dir="ltr" (issue #42).
-HTML_FORMAT = "2"
+# 3: a table cell's alignment is a class (align-start/end/center), not a style; emphasis next
+# to CJK text (render/cjk.py).
+HTML_FORMAT = "3"
 
 
 def cache_key(renderer: str, image_hosts: Iterable[str], text: str) -> str:
@@ -177,7 +179,7 @@ class RestoreOrder:
 # -- cached HTML: only what the renderer emits -----------------------------------------------
 # The cache's key is a hash anyone who can write the site's IndexedDB can recompute, so HTML
 # read back from it is accepted only if it holds nothing the renderer never emits (its tags
-# and attributes, a safe URL in href/src, text-align the one style); anything else is dropped
+# and attributes, a safe URL in href/src, no style at all); anything else is dropped
 # and the answer rendered again from its markdown. (The page's CSP stops script, not <form>,
 # <style>, <meta http-equiv> or a phishing link.)
 _TAGS = (
@@ -253,7 +255,6 @@ _URL = {
     "href": re.compile(r"(?i)^(https?:|mailto:|#)"),
     "src": re.compile(r"(?i)^(https?:|data:image/(png|gif|jpeg|webp)[;,])"),
 }
-_STYLE = re.compile(r"^text-align:\s*(left|right|center)$")
 
 
 class _Check(HTMLParser):
@@ -280,8 +281,6 @@ class _Check(HTMLParser):
 def _attr_ok(name: str, value: str) -> bool:
     if name in _URL:
         return bool(_URL[name].match(value.strip()))
-    if name == "style":
-        return bool(_STYLE.match(value.strip()))
     if name == "dir":  # (each block's direction, issue #42: render/direction.py)
         return value in ("auto", "ltr", "rtl")
     return name in _ATTRS or name.startswith("data-")

@@ -17,6 +17,14 @@ the wrong side), and so would a loose list item around its ``<p>``. So:
   columns run in the table's reading order);
 * code (fences, indented code) and math are always ``dir="ltr"`` (``markdown.py``, ``math.py``).
 
+A table column's alignment mirrors with its table: markdown-it writes ``:---`` as
+``style="text-align:left"``, which stays on the left in a right-to-left table, though the colon
+was typed at the start of the cell. pysse writes a class instead (``align-start``,
+``align-end``, ``align-center``) that the page's CSS maps to ``text-align: start`` / ``end``:
+left is the start of a left-to-right table and the end of a right-to-left one. No inline
+style then (a page whose Content-Security-Policy refuses inline styles aligns them too, and
+the cache's check, ``page/restore.py``, accepts no ``style`` at all).
+
 The attribute is added when a token is rendered, never stored on it: the streaming renderer
 renders the same token objects more than once (a container's opening tag, then the context
 of its first child) and a one-shot render must give the same attribute order.
@@ -28,11 +36,17 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-__all__ = ["ALWAYS", "DIRECTIONS", "TOP_LEVEL", "install_direction", "with_dir"]
+__all__ = ["ALIGN", "ALWAYS", "DIRECTIONS", "TOP_LEVEL", "install_direction", "with_dir"]
 
 DIRECTIONS = ("auto", "ltr", "rtl")  # the only values pysse ever writes (docs/security.md)
 ALWAYS = ("list_item_open",)
 TOP_LEVEL = ("paragraph_open", "heading_open", "blockquote_open", "table_open")
+# markdown-it's style on a table cell -> the class pysse writes (web/style.css aligns them)
+ALIGN = {
+    "text-align:left": "align-start",
+    "text-align:right": "align-end",
+    "text-align:center": "align-center",
+}
 
 
 def _is_root(tok: Any) -> bool:
@@ -54,11 +68,34 @@ def with_dir(render: Any, tokens: Any, idx: int, *args: Any) -> str:
 
 def install_direction(md: MarkdownIt) -> None:
     """Render rules that put ``dir="auto"`` on the direction roots (after any rule a plugin
-    set for those tokens, which they then call)."""
+    set for those tokens, which they then call), and write a table cell's alignment as a
+    class that mirrors in a right-to-left table."""
     renderer: Any = md.renderer
     for name in (*ALWAYS, *TOP_LEVEL):
         inner = renderer.rules.get(name)
         md.add_render_rule(name, _rule(inner))
+    for name in ("th_open", "td_open"):
+        md.add_render_rule(name, _cell(renderer.rules.get(name)))
+
+
+def _cell(inner: Any) -> Any:
+    def rule(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        render = inner if inner is not None else self.renderToken
+        tok = tokens[idx]
+        style = tok.attrs.get("style")
+        if style is None:
+            return str(render(tokens, idx, options, env))
+        saved = tok.attrs  # shared between renders: replaced for this call only
+        attrs = {k: v for k, v in saved.items() if k != "style"}
+        if style in ALIGN:
+            attrs["class"] = ALIGN[style]
+        tok.attrs = attrs
+        try:
+            return str(render(tokens, idx, options, env))
+        finally:
+            tok.attrs = saved
+
+    return rule
 
 
 def _rule(inner: Any) -> Any:

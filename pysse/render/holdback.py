@@ -29,6 +29,7 @@ of the same length does.
 
 from __future__ import annotations
 
+from .cjk import flanking, is_cjk
 from .graphemes import whole
 from .math import BLOCK_OPEN
 
@@ -39,6 +40,7 @@ INLINE_MATH_HOLD = 300  # an open inline formula longer than this is shown as te
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _SETEXT = frozenset("-=*_ ")
 _TAG_START = frozenset("/!?")
+_RUNS = frozenset("*_~`")  # markers whose meaning is their run's length
 
 
 def _is_space(c: str) -> bool:
@@ -215,7 +217,10 @@ def _close_inline(s: str) -> str:
             if close == -1:
                 if j == n:
                     return _close_stack(s[:i], stack)  # a bare trailing backtick run: hold it
-                return _close_stack(s + run, stack)  # close the code span first
+                # Close the code span first; a run of another length at the end is its text,
+                # held until more follows (the closer would join it: `a`` shown `a```).
+                end = len(s.rstrip("`"))
+                return _close_stack(s[:end] + run, stack)
             i = close + len(run)
             continue
         if c in "*_~":
@@ -232,6 +237,8 @@ def _close_inline(s: str) -> str:
             right = not _is_space(prev) and (prev not in _PUNCT or _is_space(nxt) or nxt in _PUNCT)
             # Only "clean" openers count: not inside a word (snake_case, 2*3).
             clean_open = left and (_is_space(prev) or prev in _PUNCT)
+            if is_cjk(prev or " ") or is_cjk(nxt):  # CJK puts no space between words (cjk.py)
+                clean_open, right = flanking(s, i, j, c != "_")
             at = where.get(run)
             if right and at:
                 cut = at[-1]  # the innermost opener of this kind; everything above it goes
@@ -379,6 +386,8 @@ def hold_back(tail: str, floor: int = 0) -> str:
     passes one, so a stray ``[`` or ``**`` does not keep everything after it from settling."""
     if not tail:
         return tail
+    while 0 < floor < len(tail) and tail[floor] in _RUNS and tail[floor - 1] == tail[floor]:
+        floor -= 1  # not inside a run of markers: half a ``**`` taken as text showed ``***``
     lines = tail.split("\n")
     partial = lines.pop()  # "" when the tail ends with a line end
     offset = len(tail) - len(partial)  # where the partial line starts

@@ -9,7 +9,9 @@ sanitized MathML (``math.py``), task list checkboxes are disabled.
 Extended only through markdown-it's plugin ecosystem (mdit-py-plugins: dollarmath, texmath's
 brackets, amsmath, tasklists); a fenced code block gets a header with its language and a
 Copy button, so the button never covers code. Blocks take their direction from their own text
-(``dir="auto"``), code and math are always left to right (``direction.py``).
+(``dir="auto"``), code and math are always left to right (``direction.py``). Emphasis next to
+Chinese and Japanese text and full-width punctuation follows the CommonMark CJK-friendly
+amendment (``cjk.py``).
 
 A code fence without its closing fence (the answer is still arriving, or ended inside it) is
 shown as code marked ``incomplete`` and is never highlighted, at any depth (a list item, a
@@ -30,6 +32,7 @@ from markdown_it import MarkdownIt
 from markdown_it.utils import OptionsDict
 
 from . import lazy
+from .cjk import install_cjk
 from .direction import install_direction
 from .highlight import lexer_resource, make_highlighter
 from .observe import install
@@ -74,6 +77,7 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
     # Disabled checkboxes, each inside a <label> with its item's text (its accessible name);
     # no generated ids, so a render is the same every time.
     tasklists_plugin(md, enabled=False, label=True)
+    install_cjk(md)  # emphasis next to CJK text and full-width punctuation (cjk.py)
     install(md)  # the streaming renderer's observers (observe.py)
     install_direction(md)  # dir="auto" on blocks, each from its own text (direction.py)
     schemes = policy.link_schemes

@@ -8,6 +8,10 @@ gives exactly what it gives inside the whole paragraph, however the paragraph co
   ``graphemes.py``, so a mark after a space stays with it): emphasis flanking sees
   whitespace on both sides of the cut, as it would at the start or end of a paragraph; no
   line feed's leading-space skipping or hard break is split;
+* or ``p`` is between two CJK characters (``cjk.py``; Chinese and Japanese put no space
+  between words, and a long answer in them would otherwise only ever be cut provisionally):
+  neither is markup, so no delimiter run touches the cut and each run sees the same two
+  neighbours in the piece as in the whole;
 * no construct spans the cut: a code span, link or image, an emphasis or strikethrough pair
   (markdown-it's own parse of the text says where they are, ``observe.InlineFacts``);
 * nothing before the cut may still be closed later: a backtick run without its closing run,
@@ -28,6 +32,7 @@ already settled (:meth:`Paragraph.stand_in`).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +43,7 @@ from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
 from .budget import prefix_within
+from .cjk import is_cjk
 from .graphemes import boundary
 from .observe import INLINE_KEY, InlineFacts
 
@@ -195,11 +201,32 @@ def find_cuts(
     return exact, _at_space(text, covered, limit, lo) or _anywhere(text, covered, limit, lo)
 
 
+def _last_break(text: str, hi: int) -> int:
+    """The last ``k < hi`` after which ``_at_space`` may cut: a space or line feed, or a CJK
+    character followed by another (-1 if none). Searched back from ``hi`` a window at a time,
+    at C speed where there is no CJK: as far as ``rfind`` would go, no further."""
+    best = max(text.rfind(" ", 0, hi), text.rfind("\n", 0, hi))
+    end = min(hi + 1, len(text))
+    while end - 1 > best + 1:
+        start = max(best + 1, end - _WINDOW)
+        found = -1
+        for m in _HIGH_PAIR.finditer(text, start, end):
+            for k in range(m.end() - 2, m.start() - 1, -1):
+                if is_cjk(text[k]) and is_cjk(text[k + 1]):
+                    found = k
+                    break
+        if found >= 0:
+            return found
+        end = start + 1  # (a pair across the window's edge is in the next one)
+    return best
+
+
 def _at_space(text: str, covered: list[tuple[int, int]], bound: int, lo: int) -> int:
-    """The last cut in ``[lo, bound]`` after a space or line feed, outside every span, or 0."""
+    """The last cut in ``[lo, bound]`` after a space or line feed or between two CJK
+    characters, outside every span, or 0."""
     hi = bound
     while hi >= lo:
-        ws = max(text.rfind(" ", 0, hi), text.rfind("\n", 0, hi))
+        ws = _last_break(text, hi)
         cut = ws + 1
         if cut < lo:
             break
@@ -236,6 +263,8 @@ def _anywhere(text: str, covered: list[tuple[int, int]], bound: int, lo: int) ->
 
 
 _SPACE = " \t\n"
+_HIGH_PAIR = re.compile("[^\x00-\u10ff]{2,}")  # two or more characters that may be CJK
+_WINDOW = 256
 _ACTIVE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ \t\n")  # ASCII punctuation, spaces
 
 
