@@ -16,6 +16,12 @@ const UP_KEYS = new Set(["ArrowUp", "PageUp", "Home"]);
 const DOWN_KEYS = new Set(["ArrowDown", "PageDown", "End", " "]);
 const HIGHLIGHT = "pysse-search";
 const TABS_MOVES = { ArrowRight: 1, ArrowLeft: -1 };
+// The fewest ms between two renders of a streaming answer: 15 a second. A reader takes in
+// text no faster at 60 (a render adds a few words); each render costs the main thread a
+// style, layout and paint pass with a floor in the engine (about 2.5 ms at 1x), so the
+// number of renders is the cost (docs/benchmarks.md: the cadence, measured). The reader's
+// own events and an answer's end never wait for it.
+const RENDER_GAP_MS = 66;
 
 // Whether Enter in the composer sends. On a touch screen it starts a new line, as on the best
 // mobile chat pages: a phone's keyboard has no Shift+Enter to reach for, and Send is a thumb
@@ -105,7 +111,7 @@ export class View {
     this.doneSeq = 0; // the last frame whose events Python handled (its reply applied)
     this.waiters = [];
     this.lastTick = -Infinity; // when the last frame message went (rAF time)
-    this.gap = 0; // ms between renders: the cadence (measureFrame)
+    this.gap = RENDER_GAP_MS; // ms between renders: the cadence (measureFrame)
     this.cost = 0; // the rendering's cost a frame, a moving average (ms)
     this.stats = { batches: 0, ops: 0, applyMs: 0, longestApplyMs: 0, frames: 0, errors: 0 };
     const $ = (sel) => document.querySelector(sel);
@@ -275,17 +281,16 @@ export class View {
   }
 
   // What the browser's rendering of the last ops cost: from this frame's callbacks to the
-  // first task after them (style, layout and paint run in between). One render a frame while
-  // the main thread has room; while rendering takes over a quarter of a frame (4 ms), every
-  // other frame, then 20 and at the least 15 renders a second (over 8 and 12 ms: a phone's
-  // four times slower frames). The final state never waits: Python sends it at once.
+  // first task after them (style, layout and paint run in between). 15 renders a second
+  // (RENDER_GAP_MS); 10 while rendering takes over 12 ms (a slow phone's frames). The final
+  // state never waits: Python sends it at once.
   measureFrame(start) {
     if (!this.probe) {
       this.probe = new MessageChannel();
       this.probe.port1.onmessage = () => {
         const took = performance.now() - this.probeStart;
         this.cost = this.cost * 0.8 + took * 0.2;
-        this.gap = this.cost > 12 ? 66 : this.cost > 8 ? 50 : this.cost > 4 ? 33 : 0;
+        this.gap = this.cost > 12 ? 100 : RENDER_GAP_MS;
         this.stats.renderCost = Math.round(this.cost * 100) / 100;
         this.stats.gap = this.gap;
       };

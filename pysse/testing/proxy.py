@@ -118,14 +118,22 @@ class CutProxy:
         if self._loop is None or self._closed:
             raise KitError("the proxy is closed (close(), or its `with` block ended): make another")
         done = threading.Event()
-        result = [0]
+        result: list[int] = []
+        failed: list[BaseException] = []
 
         def run() -> None:
-            result[0] = job()
-            done.set()
+            try:
+                result.append(job())
+            except BaseException as exc:  # told to the caller, never lost in the loop's log
+                failed.append(exc)
+            finally:
+                done.set()
 
         self._loop.call_soon_threadsafe(run)
-        done.wait(30)
+        if not done.wait(30):
+            raise KitError("the proxy's loop did not run the job within 30 s: is it blocked?")
+        if failed:
+            raise KitError(f"the proxy's job failed: {failed[0]!r}") from failed[0]
         return result[0]
 
     def unplug(self) -> int:
