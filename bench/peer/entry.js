@@ -45,13 +45,20 @@ async function* deltas(response) {
 function Chat() {
   const [messages, setMessages] = useState([]);
   const [streaming, setStreaming] = useState(false);
-  // The view follows the answer, as pysse's page does: the scroller kept at its bottom after
-  // each change (what a chat page's stick-to-bottom does, without its smooth scrolling).
+  // The view follows the answer, as pysse's page does: the scroller is kept at its bottom
+  // whenever its content grows, from a ResizeObserver (as use-stick-to-bottom does, without
+  // its smooth scrolling): its callback runs after the frame's layout, so reading the height
+  // forces none; a scroll in an effect after each change would force one per render.
   const scroller = useRef(null);
+  const content = useRef(null);
   useEffect(() => {
     const el = scroller.current;
-    if (el) el.scrollTop = el.scrollHeight;
-  }, [messages]);
+    const follow = new ResizeObserver(() => {
+      el.scrollTop = el.scrollHeight;
+    });
+    follow.observe(content.current);
+    return () => follow.disconnect();
+  }, []);
 
   const send = useCallback(async (prompt) => {
     setMessages((m) => [...m, { role: "user", text: prompt }, { role: "assistant", text: "" }]);
@@ -92,7 +99,10 @@ function Chat() {
     h(
       "div",
       { ref: scroller, className: "flex-1 overflow-y-auto p-4" },
-      messages.map((m, i) =>
+      h(
+        "div",
+        { ref: content },
+        messages.map((m, i) =>
         m.role === "user"
           ? h("div", { key: i, "data-role": "user", className: "my-4 text-right" }, m.text)
           : h(
@@ -104,6 +114,7 @@ function Chat() {
               },
               h(Streamdown, { plugins, isAnimating: streaming && i === messages.length - 1 }, m.text),
             ),
+        ),
       ),
     ),
     h("textarea", {
