@@ -65,9 +65,12 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProce
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-def _last_line(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else f"exit status {proc.returncode}"
+def _reason(proc: subprocess.CompletedProcess[str]) -> str:
+    """Why a step failed, in a line: npm's error code and message (``npm error code
+    ECONNREFUSED``, ``npm error FetchError: ...``) when it gives them, else the last line."""
+    lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+    said = [ln for ln in lines if ln.startswith("npm error code") or "Error:" in ln]
+    return "; ".join(said[:2]) if said else lines[-1] if lines else f"exit {proc.returncode}"
 
 
 def prepare(cache: Path | None = None) -> tuple[Path, str] | None:
@@ -92,7 +95,7 @@ def prepare(cache: Path | None = None) -> tuple[Path, str] | None:
     if proc.returncode != 0:
         print(
             "peer: npm could not install streamdown from the registry "
-            f"({_last_line(proc)[:200]}), so its column is skipped."
+            f"({_reason(proc)[:300]}), so its column is skipped."
         )
         return None
     version = json.loads((cache / "node_modules/streamdown/package.json").read_text())["version"]
@@ -124,7 +127,7 @@ def prepare(cache: Path | None = None) -> tuple[Path, str] | None:
         proc = _run(step, cache, 300)
         if proc.returncode != 0:
             name = Path(step[0]).name
-            print(f"peer: {name} failed ({_last_line(proc)[:300]}), so its column is skipped.")
+            print(f"peer: {name} failed ({_reason(proc)[:300]}), so its column is skipped.")
             return None
     (site / "index.html").write_text(INDEX.format(version=version))
     (site / "site.json").write_text("{}\n")  # pysse's app serves a site with one
