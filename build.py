@@ -904,8 +904,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.baseline:
             env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
         run([sys.executable, "-m", "bench.bench_phone"], cwd=ROOT, env=env)
-    if args.only in (None, "render"):  # issue #36: style, layout, paint per frame
+    if args.only in (None, "render", "peer"):  # #36: style, layout, paint; #41: streamdown
         env.update(PYSSE_CHROMIUM=find_chromium(), PYSSE_SITE=str(build_site()))
+        if args.only == "peer":  # the mixed answer: pysse's two modes and streamdown
+            env.setdefault("PYSSE_RENDER_STREAMS", "mixed")
+            env.setdefault("PYSSE_RENDER_PARTS", "chromium,peer")
+            env.update(PYSSE_BENCH_ONLY="peer")
         env.update(PYSSE_PUPPETEER_CORE=str(fetch_puppeteer_core()))
         if args.baseline:
             env.update(PYSSE_SITE_BASELINE=str(baseline_site(args.baseline)))
@@ -1039,6 +1043,7 @@ def parser() -> argparse.ArgumentParser:
             "search",
             "phone",
             "render",
+            "peer",
             "worker",
             "network",
         ],

@@ -17,6 +17,16 @@ MutationObserver watching only that attribute), plus the frame that paints the f
 What each figure is, exactly, is ``bench/trace_frames.py``'s docstring: thread CPU time of
 the renderer main thread, self time by kind, frames from ``BeginMainThreadFrame``.
 
+pysse's page is measured in both its modes, side by side: ``worker`` (as served: Python in a
+Web Worker) and ``main`` (``?thread=main``: Python on the page's main thread); a baseline
+(``--baseline REF``) as it is built. **The peer** (issue #41): streamdown, installed from npm
+at bench time and bundled by ``bench/bench_peer.py`` (its docstring says exactly what the
+page is), streams the mixed answer from the same relay and upstream, at the same pace, in
+the same runs, read by the same ``analyze``; the last table is each figure of pysse's modes
+and streamdown's and their ratios (``python build.py bench --only peer``: the mixed answer
+and Chromium only). If npm cannot install it, one sentence says so and only the peer is left
+out.
+
 The page is read only through its stable hooks (``[data-role=prompt]``,
 ``[data-role=assistant]`` and its ``data-state``, ``body[data-ready='1']``, and
 ``body[data-warm='1']`` when the page sets it: waited for up to ``WARM_S`` the first time,
@@ -29,7 +39,8 @@ docstring says exactly what each is, and why not a probe in the page).
 
 Environment: ``PYSSE_BENCH_RUNS`` (3; medians), ``PYSSE_RENDER_KB`` (25),
 ``PYSSE_RENDER_MIXED_KB`` (56), ``PYSSE_RENDER_STREAMS`` (words of the streams' names, e.g.
-``mixed,code``), ``PYSSE_RENDER_PARTS`` (``chromium,firefox``), ``PYSSE_RENDER_STACKS=1``
+``mixed,code``), ``PYSSE_RENDER_PARTS`` (``chromium,firefox,peer``), ``PYSSE_RENDER_MODES``
+(``worker,main``), ``PYSSE_PEER_CACHE`` (.cache/peer), ``PYSSE_RENDER_STACKS=1``
 (records JavaScript stacks: the forced layouts' callers; it costs CPU itself, so it is off by
 default), ``PYSSE_RENDER_OUT`` (build/render-bench.jsonl, rewritten each run; with
 ``PYSSE_RENDER_TABLES=FILE`` only the tables of a saved run are printed), ``PYSSE_RENDER_TOP=N``
@@ -61,6 +72,7 @@ from pysse.server.shapes import shape
 from pysse.testing import Script, ScriptServer
 from tests.support import CHROMIUM_ARGS, LiveServer
 
+from .bench_peer import prepare, ratio
 from .gecko_frames import analyze_gecko
 from .phone_corpus import mixed_answer
 from .trace_frames import LONG_TASK_MS, FrameStats, analyze
@@ -87,6 +99,7 @@ SETTINGS = (
     "PYSSE_RENDER_MIXED_KB",
     "PYSSE_RENDER_STREAMS",
     "PYSSE_RENDER_PARTS",
+    "PYSSE_RENDER_MODES",
     "PYSSE_RENDER_STACKS",
 )
 Row = dict[str, Any]
@@ -239,16 +252,39 @@ class Site:
     name: str
     base: str
     warm: bool | None = None  # sets body[data-warm]: unknown until first seen
+    page: str = "/"  # the page's path and query: "/?thread=main" is pysse's main-thread mode
+    peer: bool = False  # streamdown's page (bench_peer): measured on the mixed answer only
+
+
+def pysse_sites(name: str, base: str, modes: list[str]) -> list[Site]:
+    """The page at ``base`` in each of ``modes`` (``worker``: as served, Python in a Web
+    Worker; ``main``: ``?thread=main``); a baseline is measured as it is built."""
+    if name == "baseline" or not modes:
+        return [Site(name, base)]
+    return [
+        Site(f"{name}, {mode}", base, page="/?thread=main" if mode == "main" else "/")
+        for mode in modes
+    ]
 
 
 class Bench:
-    def __init__(self, stack: ExitStack, pw: Any, sites: dict[str, Path]) -> None:
+    def __init__(
+        self,
+        stack: ExitStack,
+        pw: Any,
+        sites: dict[str, Path],
+        modes: list[str],
+        peer: tuple[Path, str] | None = None,
+    ) -> None:
         self.upstream = stack.enter_context(ScriptServer(Script.answer("ok", FMT)))
         relay = RelayConfig.from_args(self.upstream.url, None, FMT, [])
-        self.sites = [
-            Site(name, stack.enter_context(LiveServer(create_app(path, relay=relay))).url)
-            for name, path in sites.items()
-        ]
+        self.sites: list[Site] = []
+        for name, path in sites.items():
+            base = stack.enter_context(LiveServer(create_app(path, relay=relay))).url
+            self.sites += pysse_sites(name, base, modes)
+        if peer is not None:  # served by the same app: the same relay, same-origin
+            base = stack.enter_context(LiveServer(create_app(peer[0], relay=relay))).url
+            self.sites.append(Site(f"streamdown {peer[1]}", base, warm=False, peer=True))
         self.pw = pw
         self.stacks = os.environ.get("PYSSE_RENDER_STACKS") == "1"
         self._browser: Any = None
@@ -273,7 +309,7 @@ class Bench:
         ctx.set_default_timeout(600_000)
         page = ctx.new_page()
         page.add_init_script(INIT)
-        page.goto(site.base + "/")
+        page.goto(site.base + site.page)
         page.wait_for_selector("body[data-ready='1']", timeout=120_000)
         if site.warm is not False:
             try:
@@ -329,7 +365,7 @@ class Bench:
             opts = {
                 "puppeteer": find_puppeteer_core(),
                 "firefox": find_firefox(),
-                "url": site.base + "/",
+                "url": site.base + site.page,
                 "prompt": "go",
                 "profile": str(profile),
                 "warmMs": 0 if site.warm is False else WARM_S * 1000,
@@ -478,12 +514,58 @@ def doubling_table(res: dict[tuple[str, str], list[Row]]) -> list[str]:
 def targets_table(res: dict[tuple[str, str], list[Row]]) -> list[str]:
     out = ["| mixed answer vs issue #36 | site | figure | target | ok |", "|---|---|---|---:|---|"]
     for (stream, site), rows in res.items():
-        if not stream.startswith("mixed"):
+        if not stream.startswith("mixed") or site.startswith(PEER):  # pysse's targets
             continue
         for label, key, limit in TARGETS:
             v = _med(rows, key)
             ok = "yes" if v == v and v <= limit else "no"
             out.append(f"| {stream} | {site} | {label}: {_f(v, 2)} | {limit:g} | {ok} |")
+    return out
+
+
+# (figure, key, digits): the peer table's rows, the figures issue #41 compares
+PEER_FIGURES = [
+    ("main-thread CPU ms", "cpu_ms", 0),
+    ("rendering ms (style + layout + paint chain)", "render_ms", 0),
+    ("script ms", "script_ms", 0),
+    ("style ms", "style_ms", 0),
+    ("layout ms", "layout_ms", 0),
+    ("paint chain ms", "paint_ms", 0),
+    ("GC ms", "gc_ms", 0),
+    ("tasks >= 12.5 ms CPU", "long_tasks", 0),
+    ("longest task ms", "longest_task_ms", 1),
+    ("tasks", "tasks", 0),
+    ("frames", "frames", 0),
+    ("worker CPU ms", "worker_cpu_ms", 0),
+    ("window s", "window_s", 1),
+]
+PEER = "streamdown"
+
+
+def peer_table(res: dict[tuple[str, str], list[Row]]) -> list[str]:
+    """Per stream measured on the peer (a site named ``streamdown ...``): each figure of
+    ``PEER_FIGURES`` for every site (medians of runs), then each pysse site's ratio to the
+    peer (below 1: pysse does less)."""
+    out: list[str] = []
+    for stream in dict.fromkeys(st for st, _ in res):
+        sites = [site for st, site in res if st == stream]
+        peers = [site for site in sites if site.startswith(PEER)]
+        if not peers:
+            continue
+        peer, ours = peers[0], [site for site in sites if site != peers[0]]
+        runs = max(len(res[(stream, site)]) for site in sites)
+        heads = [*ours, peer, *(f"{site} / {PEER}" for site in ours)]
+        out += [
+            f"| {stream}, Chromium 1x, median of {runs} runs | " + " | ".join(heads) + " |",
+            "|---|" + "---:|" * len(heads),
+        ]
+        for label, key, digits in PEER_FIGURES:
+            theirs = _med(res[(stream, peer)], key)
+            mine = [_med(res[(stream, site)], key) for site in ours]
+            cells = [_f(v, digits) for v in [*mine, theirs]]
+            cells += [_f(ratio(v, theirs), 2) for v in mine]
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+        out.append("")
     return out
 
 
@@ -504,6 +586,7 @@ def tables(lines: list[dict[str, Any]]) -> list[str]:
         out += ["", *_table("Chromium 1x, rendering, median of runs", chromium, RENDER_COLS)]
         doubling = doubling_table(chromium)
         out += ["", *([*doubling, ""] if len(doubling) > 2 else []), *targets_table(chromium), ""]
+        out += peer_table(chromium)
     if firefox:
         title = "Firefox 1x, profiler markers: wall ms (main CPU: CPU ms), median of runs"
         out += [*_table(title, firefox, FIREFOX_COLS), ""]
@@ -535,7 +618,8 @@ def measure(out_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     runs = int(os.environ.get("PYSSE_BENCH_RUNS", "3"))
-    parts = set(os.environ.get("PYSSE_RENDER_PARTS", "chromium,firefox").split(","))
+    parts = set(os.environ.get("PYSSE_RENDER_PARTS", "chromium,firefox,peer").split(","))
+    modes = [m for m in os.environ.get("PYSSE_RENDER_MODES", "worker,main").split(",") if m]
     sites = {"this branch": Path(os.environ["PYSSE_SITE"])}
     if os.environ.get("PYSSE_SITE_BASELINE"):
         sites = {"baseline": Path(os.environ["PYSSE_SITE_BASELINE"]), **sites}
@@ -544,10 +628,16 @@ def measure(out_path: Path) -> None:
     settings = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items()) if k in SETTINGS)
     ref = os.environ.get("PYSSE_BASELINE_REF")
     baseline = f" --baseline {ref}" if ref and "baseline" in sites else ""
-    command = f"{settings} python build.py bench --only render{baseline}".strip()
+    only = os.environ.get("PYSSE_BENCH_ONLY", "render")
+    command = f"{settings} python build.py bench --only {only}{baseline}".strip()
     print(f"command: {command}", flush=True)
+    peer = None
+    if {"chromium", "peer"} <= parts and mixed:
+        peer = prepare()  # None (and one sentence why) if npm cannot install it
     for name, path in sites.items():
-        print(f"site {name}: {path}", flush=True)
+        print(f"site {name}: {path} (modes {modes or ['as built']})", flush=True)
+    if peer is not None:
+        print(f"site streamdown {peer[1]}: {peer[0]} (the mixed answer only)", flush=True)
     print(
         f"runs {runs}, parts {sorted(parts)}, streams {list(todo)}, "
         f"{DELTA_CHARS} chars / {DELTA_S * 1000:g} ms",
@@ -556,7 +646,7 @@ def measure(out_path: Path) -> None:
     print(f"load average at start: {os.getloadavg()}", flush=True)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw, ExitStack() as stack, out_path.open("w") as out:
-        b = Bench(stack, pw, sites)
+        b = Bench(stack, pw, sites, modes, peer)
 
         def record(part: str, stream: str, site: str, i: int, row: Row, **extra: Any) -> None:
             line = {"part": part, "stream": stream, "site": site, "run": i, "row": row, **extra}
@@ -569,9 +659,13 @@ def measure(out_path: Path) -> None:
             order = b.sites if i % 2 == 0 else b.sites[::-1]
             jobs: list[tuple[str, str, Site]] = []
             for stream in todo:
-                jobs += [("chromium", stream, s) for s in order if "chromium" in parts]
+                jobs += [
+                    ("chromium", stream, s)
+                    for s in order
+                    if "chromium" in parts and (not s.peer or stream == mixed)
+                ]
             if mixed:
-                jobs += [("firefox", mixed, s) for s in order if "firefox" in parts]
+                jobs += [("firefox", mixed, s) for s in order if "firefox" in parts and not s.peer]
             for part, stream, site in jobs:
                 try:
                     if part == "firefox":
