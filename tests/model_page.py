@@ -180,6 +180,7 @@ class ModelView:
         self.texts: dict[int, str] = {}
         self.stored: dict[str, str] = {}  # localStorage
         self.downloads: list[tuple[str, Any, str]] = []
+        self.copies: list[str | None] = []  # what a table's Copy asked for
         self.scrolls: list[list[Any]] = []
         self.focused: Element | None = None
         self.observed: set[int] = set()
@@ -322,6 +323,9 @@ class ModelView:
         if isinstance(data, dict):
             data = blobs[data["$blob"]]
         self.downloads.append((name, data, mime))
+
+    def op_copy(self, text: str | None, blobs: list[bytes]) -> None:
+        self.copies.append(text)
 
     def op_store(self, key: str, value: str, blobs: list[bytes]) -> None:
         self.stored[key] = value

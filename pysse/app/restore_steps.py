@@ -62,8 +62,8 @@ def renderer_id(site: Mapping[str, Any]) -> str:
 # pysse changes; this also does when the page is built without a wheel list (the version then
 # stands for the renderer). 2: blocks carry dir="auto", code and math dir="ltr" (issue #42).
 # 3: a table cell's alignment is a class (align-start/end/center), not a style; emphasis next
-# to CJK text (render/cjk.py).
-HTML_FORMAT = "3"
+# to CJK text (render/cjk.py). 4: a table in a box with its tools, a code block's Download.
+HTML_FORMAT = "4"
 
 
 def cache_key(renderer: str, image_hosts: Iterable[str], text: str) -> str:
