@@ -9,10 +9,10 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pysse.render.code_names import code_filename
 from pysse.render.takeout import (
     BOM,
     Table,
-    code_filename,
     csv_text,
     markdown_table,
     neutralize,

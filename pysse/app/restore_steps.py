@@ -283,6 +283,8 @@ def _attr_ok(name: str, value: str) -> bool:
         return bool(_URL[name].match(value.strip()))
     if name == "dir":  # (each block's direction, issue #42: render/direction.py)
         return value in ("auto", "ltr", "rtl")
+    if name == "role":  # (a table's tools: render/markdown.py)
+        return value == "group"
     return name in _ATTRS or name.startswith("data-")
 
 

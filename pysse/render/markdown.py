@@ -34,10 +34,10 @@ from markdown_it.utils import OptionsDict
 
 from . import lazy
 from .cjk import install_cjk
+from .code_names import code_filename
 from .direction import install_direction
 from .highlight import lexer_resource, make_highlighter
 from .observe import install
-from .takeout import code_filename
 
 __all__ = ["MarkdownPolicy", "make_markdown", "open_fence_line", "render"]
 
