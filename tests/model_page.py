@@ -439,6 +439,8 @@ class ModelPage:
         if name == "texts":
             raw = self.view.opaque.get(self.view.el(args[0]).querySelector(".settled").handle)  # type: ignore[union-attr]
             return [t.data for t in _texts(raw)] if raw is not None else []
+        if name == "styles":  # (the page's CSS, as the view reads it from its style sheets)
+            return ".msg { color: black }"
         raise AssertionError(f"unknown call {name}")
 
     # -- the reader ----------------------------------------------------------------------------

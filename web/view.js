@@ -692,6 +692,10 @@ export class View {
   call(id, name, args) {
     if (name === "confirm") {
       setTimeout(() => this.reply(id, confirm(args[0])), 0); // not inside the frame's work
+    } else if (name === "styles") { // the page's own CSS, for a chat exported as a web page
+      this.reply(id, [...document.styleSheets].map((sheet) => {
+        try { return [...sheet.cssRules].map((r) => r.cssText).join("\n"); } catch (e) { return ""; }
+      }).join("\n"));
     } else if (name === "texts") {
       const nodes = this.texts_of(args[0], args[1]);
       this.reply(id, nodes === null ? null : nodes.map((n) => n.data));
