@@ -80,3 +80,39 @@ def test_tab_reaches_a_tables_tools_and_enter_presses_them(make_page: Any) -> No
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == (
         "Copy table as Markdown"
     )
+
+
+def test_a_chat_exported_as_html_opens_from_disk_with_no_request(
+    make_page: Any, browser: Any, tmp_path: Path
+) -> None:
+    p = make_page()
+    page = p.open()
+    p.send("hello")
+    p.wait_done()
+    with page.expect_download() as dl:
+        page.click("[data-role=export-html]")
+    assert dl.value.suggested_filename.endswith(".html")
+    saved = tmp_path / "chat.html"
+    dl.value.save_as(saved)
+    context = browser.new_context()
+    try:
+        reader = context.new_page()
+        requests: list[str] = []
+        reader.on("request", lambda r: requests.append(r.url))
+        reader.goto(saved.as_uri())
+        assert requests == [saved.as_uri()]  # the file itself, nothing else
+        assert reader.evaluate("document.scripts.length") == 0
+        assert reader.locator("table th").first.inner_text() == "Provider"
+        assert reader.locator("button").count() == 0
+        # the page's styles came along: a code block looks as it does on the page
+        bg = reader.evaluate(
+            "getComputedStyle(document.querySelector('.codeblock pre')).backgroundColor"
+        )
+        assert bg not in ("rgba(0, 0, 0, 0)", "transparent")
+        reader.emulate_media(media="print")
+        assert (
+            reader.evaluate("getComputedStyle(document.body).backgroundColor")
+            == "rgb(255, 255, 255)"
+        )
+    finally:
+        context.close()
