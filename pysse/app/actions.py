@@ -36,8 +36,7 @@ class Actions:
         tool = tool_of(e.detail)
         if tool is not None and target is not None:  # a table's tool (takeout.py)
             art = target.closest("article")
-            msg = self.app.conv.messages.get(attr(art, "data-id")) if art is not None else None
-            problem = table_out(self.app.doc, *tool, msg.text if msg is not None else None)
+            problem = table_out(self.app.doc, *tool, self._text(art))
             if problem:
                 self.app.show_notice(problem)
             return
@@ -71,6 +70,13 @@ class Actions:
             self.cancel_edit()
         elif role == "edit-send":
             self.finish_edit(art)
+
+    def _text(self, art: Any) -> str | None:
+        """The text of answer ``art``: as streamed so far, or as saved."""
+        conv, mid = self.app.conv, attr(art, "data-id") if art is not None else ""
+        turn = self.app.answers.live.get((conv.id, mid))
+        msg = conv.messages.get(mid)
+        return turn.text if turn is not None else msg.text if msg is not None else None
 
     def _refocus(self, conv: Any, mid: str, role: str) -> None:
         """Keep keyboard focus on the version control of the version now shown."""
