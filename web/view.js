@@ -345,9 +345,11 @@ export class View {
     }
     if (e.type === "toggle") r.open = !!target.open;
     const tool = e.type === "click" && target?.closest ? target.closest(".table-tools > button") : null;
-    if (tool) { // a table's tool in an answer (content Python does not model): which, of which table
-      const near = this.nodes.get(r.t);
-      const boxes = near ? [...near.querySelectorAll(".tablebox")] : [];
+    // A table's tool in an answer (not in its reasoning): which, of which of the answer's
+    // tables (Python does not model an answer's content; pysse/app/takeout.py).
+    if (tool && !tool.closest(".reasoning-text")) {
+      const scope = tool.closest(".content") || this.nodes.get(r.t);
+      const boxes = scope ? [...scope.querySelectorAll(".tablebox")] : [];
       r.detail = [tool.dataset.role || "", boxes.indexOf(tool.closest(".tablebox"))];
     }
     if (e.type === "drop" && e.dataTransfer) r.files = [...e.dataTransfer.files];
