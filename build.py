@@ -862,6 +862,7 @@ MAIN_THREAD_MATRIX = (
     "tests/test_browser_chats.py",
     "tests/test_browser_restore.py",
     "tests/test_browser_search.py",
+    "tests/test_browser_takeout.py",
 )
 
 

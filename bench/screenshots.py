@@ -3,7 +3,7 @@ the main states of the chat page in the light and the dark theme, at desktop and
 two mid-stream moments (a table arriving, a code fence still open), the model's reasoning
 (open while it thinks, folded after, with tool calls), search across chats and an Arabic
 answer on an Arabic reader's phone (``rtl``: ``python -m bench.screenshots rtl`` makes only
-that one), written to docs/.
+that one), a table's and a code block's tools (``takeout``), written to docs/.
 
 Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
 server, which stalls the stream at the right event so the picture is the same every time.
@@ -157,6 +157,29 @@ def reasoning_and_search(browser: Any, base: str) -> None:
     page.context.close()
 
 
+def takeout(browser: Any, base: str) -> None:
+    """A table's tools (Copy, Copy TSV, Download CSV) and a code block's Copy and Download,
+    just after the table's Copy was clicked."""
+    page = page_for(browser, base, "light", DESKTOP)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    ask(page, "hello")
+    page.evaluate("document.querySelector('.tablebox').scrollIntoView({block: 'start'})")
+    page.click(".table-tools [data-role=table-md]")
+    page.wait_for_function(
+        "() => document.querySelector('.table-tools [data-role=table-md]').textContent === 'Copied'"
+    )
+    page.mouse.move(0, 0)
+    table = page.locator(".tablebox").bounding_box()
+    code = page.locator(".codeblock").bounding_box()
+    left = min(table["x"], code["x"]) - 16
+    right = max(table["x"] + table["width"], code["x"] + code["width"]) + 16
+    top, bottom = table["y"] - 12, code["y"] + code["height"] + 12
+    clip = {"x": left, "y": top, "width": right - left, "height": bottom - top}
+    page.screenshot(path=str(DOCS / "takeout-light.png"), clip=clip)
+    print("  docs/takeout-light.png")
+    page.context.close()
+
+
 def main() -> None:
     site = Path(os.environ["PYSSE_SITE"])
     DOCS.mkdir(exist_ok=True)
@@ -164,6 +187,10 @@ def main() -> None:
         browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
         if sys.argv[1:] == ["rtl"]:
             rtl_phone(browser, live.url)
+            browser.close()
+            return
+        if sys.argv[1:] == ["takeout"]:
+            takeout(browser, live.url)
             browser.close()
             return
         for theme in ("light", "dark"):
@@ -197,6 +224,7 @@ def main() -> None:
         midstream(browser, live.url, FENCE, "    for event in", "midstream-fence-open.png")
         reasoning_and_search(browser, live.url)
         rtl_phone(browser, live.url)
+        takeout(browser, live.url)
         browser.close()
 
 

@@ -180,6 +180,7 @@ class ModelView:
         self.texts: dict[int, str] = {}
         self.stored: dict[str, str] = {}  # localStorage
         self.downloads: list[tuple[str, Any, str]] = []
+        self.copies: list[str | None] = []  # what a table's Copy asked for
         self.scrolls: list[list[Any]] = []
         self.focused: Element | None = None
         self.observed: set[int] = set()
@@ -323,6 +324,9 @@ class ModelView:
             data = blobs[data["$blob"]]
         self.downloads.append((name, data, mime))
 
+    def op_copy(self, text: str | None, blobs: list[bytes]) -> None:
+        self.copies.append(text)
+
     def op_store(self, key: str, value: str, blobs: list[bytes]) -> None:
         self.stored[key] = value
 
@@ -435,6 +439,8 @@ class ModelPage:
         if name == "texts":
             raw = self.view.opaque.get(self.view.el(args[0]).querySelector(".settled").handle)  # type: ignore[union-attr]
             return [t.data for t in _texts(raw)] if raw is not None else []
+        if name == "styles":  # (the page's CSS, as the view reads it from its style sheets)
+            return ".msg { color: black }"
         raise AssertionError(f"unknown call {name}")
 
     # -- the reader ----------------------------------------------------------------------------

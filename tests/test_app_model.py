@@ -260,6 +260,12 @@ def test_export_offers_the_chat_as_files() -> None:
         assert md_name.endswith(".md") and "an **answer**" in md and md_mime == "text/markdown"
         assert json_name.endswith(".json") and json_mime == "application/json"
         assert [m["text"] for m in json.loads(data)["messages"]] == ["a question", "an **answer**"]
+        page.click("[data-role=export-html]")
+        for _ in range(3):  # (its styles: a call the view answers)
+            await page.settle()
+        html_name, html_page, html_mime = page.view.downloads[-1]
+        assert html_name.endswith(".html") and html_mime.startswith("text/html")
+        assert "an <strong>answer</strong>" in html_page and ".msg { color: black }" in html_page
 
     run(go())
 

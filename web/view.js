@@ -349,6 +349,14 @@ export class View {
       }
     }
     if (e.type === "toggle") r.open = !!target.open;
+    const tool = e.type === "click" && target?.closest ? target.closest(".table-tools > button") : null;
+    // A table's tool in an answer (not in its reasoning): which, of which of the answer's
+    // tables (Python does not model an answer's content; pysse/app/takeout.py).
+    if (tool && !tool.closest(".reasoning-text")) {
+      const scope = tool.closest(".content") || this.nodes.get(r.t);
+      const boxes = scope ? [...scope.querySelectorAll(".tablebox")] : [];
+      r.detail = [tool.dataset.role || "", boxes.indexOf(tool.closest(".tablebox"))];
+    }
     if (e.type === "drop" && e.dataTransfer) r.files = [...e.dataTransfer.files];
     return r;
   }
@@ -528,18 +536,44 @@ export class View {
     const btn = e.target.closest ? e.target.closest("button") : null;
     if (!btn) return;
     if (btn.dataset.role === "send") { this.sendFromPrompt(); return; }
-    if (btn.classList.contains("copy") && btn.closest(".codeblock")) {
-      const pre = btn.closest(".codeblock").querySelector("pre");
-      if (pre) this.copy(btn, pre.textContent);
+    const code = btn.closest(".codeblock");
+    if (code && (btn.classList.contains("copy") || btn.classList.contains("save"))) {
+      const pre = code.querySelector("pre");
+      if (!pre) return;
+      if (btn.classList.contains("copy")) this.copy(btn, pre.textContent);
+      else this.download(btn.dataset.file || "code.txt", pre.textContent, "text/plain;charset=utf-8");
+    } else if (btn.dataset.role === "table-md" || btn.dataset.role === "table-tsv") {
+      this.copyLater(btn); // the text: Python's "copy" op (pysse/app/takeout.py)
     } else if (btn.dataset.role === "copy-answer") {
       const art = btn.closest("article");
       this.copy(btn, art.dataset.text || this.texts.get(this.handles.get(art)) || "");
     }
   }
 
-  async copy(btn, text) {
+  // A copy whose text comes later (from Python): the clipboard is asked now, in the click
+  // (its user activation), for a text it receives when the "copy" op brings it.
+  copyLater(btn) {
+    if (this.pendingCopy) this.pendingCopy(null);
+    const text = new Promise((resolve) => { this.pendingCopy = resolve; });
+    const wanted = text.then((t) => {
+      if (typeof t !== "string") throw new Error("nothing to copy");
+      return t;
+    });
+    let done;
+    if (window.ClipboardItem && navigator.clipboard && navigator.clipboard.write) {
+      const blob = wanted.then((t) => new Blob([t], { type: "text/plain" }));
+      try {
+        done = navigator.clipboard.write([new ClipboardItem({ "text/plain": blob })]);
+      } catch (e) { done = Promise.reject(e); }
+    } else {
+      done = wanted.then((t) => navigator.clipboard.writeText(t));
+    }
+    this.copy(btn, null, done);
+  }
+
+  async copy(btn, text, writing) {
     let label = "Copied";
-    try { await navigator.clipboard.writeText(text); } catch (e) { label = "Copy failed"; }
+    try { await (writing || navigator.clipboard.writeText(text)); } catch (e) { label = "Copy failed"; }
     const original = btn.dataset.label || btn.textContent;
     btn.dataset.label = original;
     btn.textContent = label;
@@ -665,6 +699,10 @@ export class View {
   call(id, name, args) {
     if (name === "confirm") {
       setTimeout(() => this.reply(id, confirm(args[0])), 0); // not inside the frame's work
+    } else if (name === "styles") { // the page's own CSS, for a chat exported as a web page
+      this.reply(id, [...document.styleSheets].map((sheet) => {
+        try { return [...sheet.cssRules].map((r) => r.cssText).join("\n"); } catch (e) { return ""; }
+      }).join("\n"));
     } else if (name === "texts") {
       const nodes = this.texts_of(args[0], args[1]);
       this.reply(id, nodes === null ? null : nodes.map((n) => n.data));
@@ -817,6 +855,11 @@ const OPS = {
     CSS.highlights.set(HIGHLIGHT, new Highlight(range));
   },
   download([, name, data, mime], blobs) { this.download(name, data, mime, blobs); },
+  copy([, text]) {
+    const resolve = this.pendingCopy;
+    this.pendingCopy = null;
+    if (resolve) resolve(typeof text === "string" ? text : null);
+  },
   store([, key, value]) {
     if (!/^pysse\.[\w.-]+$/.test(key)) { this.error(`refused: store ${key}`); return; }
     try { localStorage.setItem(key, value); } catch (e) { // storage disabled or full: this page only

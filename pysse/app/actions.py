@@ -2,7 +2,8 @@
 Inspect. Each changes the ``Conversation`` (``chats.conversation``: versions, branches,
 continue) and asks the app to send; what is sent is always the conversation up to that point.
 
-Copy (a code block, or an answer's Markdown source) is the view's (``web/view.js``): the
+A table's Copy, Copy TSV and Download CSV: ``takeout.py``. Copy and Download of a code
+block, and Copy of an answer's Markdown source, are the view's (``web/view.js``): the
 clipboard needs the click's user activation, which a round trip to a worker would lose
 (Safari is strictest), so the view keeps each answer's text itself. Enter and Escape in the
 edit box press its Send and Cancel buttons (the view's keys).
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..call.extras_view import attr
 from ..view import Event
+from .takeout import table_out, tool_of
 
 if TYPE_CHECKING:
     from .ports import ActionsHost
@@ -31,6 +33,13 @@ class Actions:
 
     def on_click(self, e: Event) -> None:
         target = e.target
+        tool = tool_of(e.detail)
+        if tool is not None and target is not None:  # a table's tool (takeout.py)
+            art = target.closest("article")
+            problem = table_out(self.app.doc, *tool, self._text(art))
+            if problem:
+                self.app.show_notice(problem)
+            return
         btn = target.closest("button") if target is not None else None
         if btn is None:  # a click beside any button (or inside an answer's content)
             return
@@ -61,6 +70,13 @@ class Actions:
             self.cancel_edit()
         elif role == "edit-send":
             self.finish_edit(art)
+
+    def _text(self, art: Any) -> str | None:
+        """The text of answer ``art``: as streamed so far, or as saved."""
+        conv, mid = self.app.conv, attr(art, "data-id") if art is not None else ""
+        turn = self.app.answers.live.get((conv.id, mid))
+        msg = conv.messages.get(mid)
+        return turn.text if turn is not None else msg.text if msg is not None else None
 
     def _refocus(self, conv: Any, mid: str, role: str) -> None:
         """Keep keyboard focus on the version control of the version now shown."""

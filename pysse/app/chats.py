@@ -1,7 +1,7 @@
 """The chat list (a sidebar, a drawer on small screens): new, switch, rename, delete, delete
-all, export as Markdown or JSON, import JSON, search across chats (``search_view.py``). It
-owns the loaded conversations and writes every change through to storage (``storage.py``);
-the rules are in ``chats.files``.
+all, export as Markdown, JSON or a web page, import JSON, search across chats
+(``search_view.py``). It owns the loaded conversations and writes every change through to
+storage (``storage.py``); the rules are in ``chats.files``.
 
 Other tabs of the page share the store. After each write or delete this tab tells them
 (``app.tabs``: ``saved`` with the chat's row and the answers streaming in it here, ``deleted``,
@@ -26,6 +26,7 @@ from ..chats.files import (
     new_chat_id,
     parse_import_steps,
 )
+from ..chats.html_export import export_html
 from ..chats.merge import absorb
 from ..jsonsafe import loads_bounded
 from ..view import Element, Event
@@ -77,6 +78,7 @@ class ChatList:
         on("[data-role=delete-all]", "click", lambda e: spawn(self.delete_all()))
         on("[data-role=export-md]", "click", lambda e: self.export("md"))
         on("[data-role=export-json]", "click", lambda e: self.export("json"))
+        on("[data-role=export-html]", "click", lambda e: spawn(self.export_html()))
         on("[data-role=import]", "change", self._on_import)
         self.search.bind()
         self.tabs.listen(self._on_tab)
@@ -362,6 +364,21 @@ class ChatList:
             }
             json_text = export_json(conv, recs)
             self.app.doc.ops.add(["download", name, json_text, "application/json"])
+
+    async def export_html(self) -> None:
+        """The chat as a self-contained web page: the page's styles (the view reads them from
+        its style sheets), the answers rendered, no script (``chats/html_export.py``)."""
+        conv = self.app.conv
+        if not conv.messages:
+            self.app.show_notice("Nothing to export yet: this chat is empty.")
+            return
+        css = await self.app.doc.call("styles")
+        from ..render.markdown import make_markdown, render
+
+        md = make_markdown()  # (no remote images: the file loads nothing)
+        page = export_html(conv, css if isinstance(css, str) else "", lambda t: render(t, md))
+        name = export_filename(conv.title or "chat", "html")
+        self.app.doc.ops.add(["download", name, page, "text/html;charset=utf-8"])
 
     def _on_import(self, e: Event) -> None:
         """A file chosen (the view sends the ``File`` itself: it is read here, not on the

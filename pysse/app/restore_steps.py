@@ -62,8 +62,8 @@ def renderer_id(site: Mapping[str, Any]) -> str:
 # pysse changes; this also does when the page is built without a wheel list (the version then
 # stands for the renderer). 2: blocks carry dir="auto", code and math dir="ltr" (issue #42).
 # 3: a table cell's alignment is a class (align-start/end/center), not a style; emphasis next
-# to CJK text (render/cjk.py).
-HTML_FORMAT = "3"
+# to CJK text (render/cjk.py). 4: a table in a box with its tools, a code block's Download.
+HTML_FORMAT = "4"
 
 
 def cache_key(renderer: str, image_hosts: Iterable[str], text: str) -> str:
@@ -283,6 +283,8 @@ def _attr_ok(name: str, value: str) -> bool:
         return bool(_URL[name].match(value.strip()))
     if name == "dir":  # (each block's direction, issue #42: render/direction.py)
         return value in ("auto", "ltr", "rtl")
+    if name == "role":  # (a table's tools: render/markdown.py)
+        return value == "group"
     return name in _ATTRS or name.startswith("data-")
 
 

@@ -7,11 +7,12 @@ nofollow"``, remote images are shown as links unless their host is allowed, math
 sanitized MathML (``math.py``), task list checkboxes are disabled.
 
 Extended only through markdown-it's plugin ecosystem (mdit-py-plugins: dollarmath, texmath's
-brackets, amsmath, tasklists); a fenced code block gets a header with its language and a
-Copy button, so the button never covers code. Blocks take their direction from their own text
-(``dir="auto"``), code and math are always left to right (``direction.py``). Emphasis next to
-Chinese and Japanese text and full-width punctuation follows the CommonMark CJK-friendly
-amendment (``cjk.py``).
+brackets, amsmath, tasklists); a fenced code block gets a header with its language, a
+Copy and a Download button (its file name from the language: ``takeout.py``), so the buttons
+never cover code; a table gets Copy, Copy TSV and Download CSV buttons above it. Blocks take
+their direction from their own text (``dir="auto"``), code and math are always left to right
+(``direction.py``). Emphasis next to Chinese and Japanese text and full-width punctuation
+follows the CommonMark CJK-friendly amendment (``cjk.py``).
 
 A code fence without its closing fence (the answer is still arriving, or ended inside it) is
 shown as code marked ``incomplete`` and is never highlighted, at any depth (a list item, a
@@ -33,6 +34,7 @@ from markdown_it.utils import OptionsDict
 
 from . import lazy
 from .cjk import install_cjk
+from .code_names import code_filename
 from .direction import install_direction
 from .highlight import lexer_resource, make_highlighter
 from .observe import install
@@ -87,6 +89,8 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
     default_fence = renderer.rules["fence"]
     default_code_block = renderer.rules["code_block"]
     default_link_open = renderer.rules.get("link_open")
+    default_table_open = _rule_or_token(md, "table_open")
+    default_table_close = _rule_or_token(md, "table_close")
     plain_options = OptionsDict(cast(Any, {**md.options, "highlight": None}))
     hl_options = OptionsDict(cast(Any, {**md.options, "highlight": hl}))
 
@@ -103,13 +107,24 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
         # Focusable: a reader on a keyboard can scroll code that is wider than the page.
         inner = default_fence(tokens, idx, use, env).replace("<pre>", '<pre tabindex="0">', 1)
         cls = "codeblock incomplete" if open_fence else "codeblock"
-        lang = _html.escape(tok.info.strip().split(maxsplit=1)[0][:40]) if tok.info.strip() else ""
+        word = tok.info.strip().split(maxsplit=1)[0][:40] if tok.info.strip() else ""
+        lang, name = _html.escape(word), _html.escape(code_filename(word))
         return (
             f'<div class="{cls}" dir="ltr"><div class="code-head">'
-            f'<span class="code-lang">{lang}</span>'
-            '<button class="copy" type="button" aria-label="Copy code">Copy</button></div>'
+            f'<span class="code-lang">{lang}</span><span class="code-tools">'
+            '<button class="copy" type="button" aria-label="Copy code">Copy</button>'
+            f'<button class="save" type="button" data-file="{name}" '
+            f'aria-label="Download code as {name}">Download</button></span></div>'
             f"{inner}</div>\n"
         )
+
+    def table_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        # Its tools before it, in a box whose last element is the table (the streaming
+        # renderer appends rows into the innermost last element: its body).
+        return TABLE_TOOLS + str(default_table_open(tokens, idx, options, env))
+
+    def table_close(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        return str(default_table_close(tokens, idx, options, env)).rstrip("\n") + "</div>\n"
 
     def code_block(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         # Code reads left to right in a right-to-left answer too (direction.py).
@@ -152,7 +167,26 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
     md.add_render_rule("code_block", code_block)
     md.add_render_rule("link_open", link_open)
     md.add_render_rule("image", image)
+    md.add_render_rule("table_open", table_open)
+    md.add_render_rule("table_close", table_close)
     return md
+
+
+# A table's tools (pysse/app/takeout.py): Copy as Markdown or TSV, Download as CSV.
+TABLE_TOOLS = (
+    '<div class="tablebox"><div class="table-tools" role="group" aria-label="Table">'
+    '<button type="button" data-role="table-md" aria-label="Copy table as Markdown">Copy</button>'
+    '<button type="button" data-role="table-tsv">Copy TSV</button>'
+    '<button type="button" data-role="table-csv">Download CSV</button></div>'
+)
+
+
+def _rule_or_token(md: MarkdownIt, name: str) -> Any:
+    renderer: Any = md.renderer
+    rule = renderer.rules.get(name)
+    if rule is not None:
+        return rule
+    return lambda tokens, idx, options, env: renderer.renderToken(tokens, idx, options, env)
 
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")

@@ -38,6 +38,7 @@ Elements are named by *handles* (positive integers, see ``dom.py``). The ops:
 ``["call", id, name, args]``          a request with a reply event (``confirm``, ``texts``)
 ``["mark", h, [i, lo, j, hi]]``       mark a search term's range in ``h``'s text (CSS highlight)
 ``["download", name, data, mime]``    offer a file (``data`` a text or ``{"$blob": i}``)
+``["copy", text]``                    the text a table's Copy asked for (``null``: none)
 ``["store", key, value]``             ``localStorage`` (settings live on the main thread)
 ``["status", name, value]``           page-wide state the main thread keeps (``ready``, ...)
 ====================================  ============================================================

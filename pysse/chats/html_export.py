@@ -1,0 +1,83 @@
+"""A chat as one self-contained web page (Export .html): the selected path's messages, each
+answer rendered as the page renders it (``render``: the same sanitizing markdown), the page's
+own styles inlined, a print stylesheet, and nothing else.
+
+Self-contained and inert: no script at all, and a Content-Security-Policy that allows only the
+inline styles, so the file opened from disk (``file://``) makes no request, not even for an
+image an answer links to. The interactive tools (a table's Copy, a code block's Download) are
+left out: there is nothing to run them.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+
+from .conversation import Conversation
+
+__all__ = ["CSP", "PRINT_CSS", "export_html"]
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
+
+# The document's own layout and printing: white paper, code that wraps, no page break inside a
+# code block or a table row, and each link's address after its text.
+PRINT_CSS = """
+html, body { height: auto !important; overflow: visible !important; display: block !important; }
+.export { max-width: 52rem; margin: 0 auto; padding: 1rem; }
+.export > header h1 { font-size: 1.4rem; }
+.export > .msg + .msg { margin-top: .75rem; }
+.export .msg > .who { font-size: .8rem; color: var(--muted); margin: 0 0 .3rem; }
+@media print {
+  :root { color-scheme: light; }
+  body, .msg, .msg.user { background: #fff !important; color: #000 !important; }
+  .export { max-width: none; padding: 0; }
+  .msg { border-color: #999; break-inside: auto; }
+  pre, .codeblock pre { white-space: pre-wrap; overflow: visible; }
+  .codeblock, tr, img, math { break-inside: avoid; }
+  .msg .content table { display: table; overflow: visible; }
+  a[href^="http"]::after { content: " (" attr(href) ")"; font-size: .8em; }
+}
+"""
+
+_TOOLS = (
+    re.compile(r'<div class="table-tools" role="group" aria-label="Table">.*?</div>', re.S),
+    re.compile(r'<span class="code-tools">.*?</span>', re.S),
+)
+
+
+def _without_tools(answer: str) -> str:
+    for tools in _TOOLS:
+        answer = tools.sub("", answer)
+    return answer
+
+
+def export_html(conv: Conversation, css: str, render: Callable[[str], str]) -> str:
+    """The selected path as a web page; ``css`` the page's styles, ``render`` the answers'
+    markdown renderer (``pysse.render.render``: its HTML is safe to embed as is)."""
+    title = html.escape(conv.title or "Conversation")
+    parts = [
+        "<!doctype html>",
+        '<html lang="en" data-theme="light"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="pysse"><title>{title}</title>',
+        f"<style>{_style(css)}\n{PRINT_CSS}</style></head>",
+        f'<body><main class="export"><header><h1 dir="auto">{title}</h1></header>',
+    ]
+    for m in conv.path():
+        if m.role == "user":
+            body = f'<div class="content" dir="auto">{html.escape(m.text)}</div>'
+            who, cls = "You", "msg user"
+        else:
+            body = f'<div class="content">{_without_tools(render(m.text))}</div>'
+            note = "" if m.state == "completed" else f" ({html.escape(m.state)})"
+            who, cls = f"Assistant{note}", "msg assistant"
+        parts.append(f'<article class="{cls}"><p class="who">{who}</p>{body}</article>')
+    parts.append("</main></body></html>\n")
+    return "\n".join(parts)
+
+
+def _style(css: str) -> str:
+    """``css`` safe inside a ``<style>`` element: it cannot end the element early."""
+    return re.sub(r"(?i)</(style)", r"<\\/\1", css)
