@@ -320,3 +320,42 @@ def test_a_line_hold_back_changed_is_not_cut_into_the_paragraph(step: int) -> No
     text = (Path(__file__).parent / "fixtures" / "fuzz_list_after_held_back_line.md").read_text()
     assert '<li dir="auto">\\</li>' in render(text)
     assert streamed(text, step) == render(text)
+
+
+@pytest.mark.parametrize("span", [1, 4, 6])
+def test_an_update_standing_for_several_frames_takes_that_many_budgets(span: int) -> None:
+    """A page that renders every ``span`` frames (web/view.js's cadence) gives each update
+    ``span`` frames' budget: it takes at most that, and as much as that while text waits."""
+    text = TEXTS["long"]
+    md = StreamingMarkdown(budget=5_000)
+    md.append(text)
+    taken = []
+    while sum(taken) < cost(text):
+        md.update(span)
+        taken.append(md.taken)
+    assert max(taken) <= 5_000 * span
+    assert all(t > 5_000 * span - max(WEIGHTS.values()) for t in taken[:-1])
+
+
+@pytest.mark.parametrize("every", [1, 4, 6])
+def test_a_slower_cadence_keeps_up_with_a_stream_at_the_budgets_pace(every: int) -> None:
+    """Text arrives at a budget's worth a frame; the page renders every ``every`` frames
+    with that span. What waits untaken stays under two renders' worth however long the
+    answer (at a span of one, a render every four frames fell a frame further behind each
+    frame: the issue #41 bench's answer ended 8 s after its stream)."""
+    budget = 4_000
+    text = TEXTS["long"]
+    md = StreamingMarkdown(budget=budget)
+    sent = taken = 0
+    behind = []
+    for frame in range(1, 10_000):
+        piece = text[sent : prefix_within(text, budget, sent)]
+        if not piece:
+            break
+        md.append(piece)
+        sent += len(piece)
+        if frame % every == 0:
+            md.update(every)
+            taken += md.taken
+            behind.append(cost(text[:sent]) - taken)
+    assert max(behind) < 2 * budget * every

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pysse.render.frames import FrameScheduler, ScrollFollower
+from pysse.render.frames import MAX_SPAN, FrameLoop, FrameScheduler, ScrollFollower
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -224,3 +224,12 @@ def test_one_answers_failing_frame_ends_its_frames_alone() -> None:
     loop.set_hidden(False)  # the failed answer is no longer told
     assert good.shown == 1
     assert faults.count() == before + 1
+
+
+def test_a_frame_stands_for_one_to_max_span_display_frames() -> None:
+    """The page's frame message says how many display frames it covers (its cadence); the
+    loop keeps it for the answers' updates, never below one or above ``MAX_SPAN``."""
+    loop = FrameLoop()
+    for given, kept in [(None, 1.0), (4.0, 4.0), (0.2, 1.0), (1e9, MAX_SPAN)]:
+        loop.on_frame() if given is None else loop.on_frame(given)
+        assert loop.span == kept

@@ -269,6 +269,8 @@ export class View {
     if (!this.queue.length && !this.wanted && !this.unacked) return;
     if (!this.queue.length && now - this.lastTick < this.gap - 4) { this.schedule(); return; }
     if (this.unacked) this.measureFrame(now);
+    // the display frames this render stands for: its update takes that many frames' text
+    const span = Math.min(6, Math.max(1, (now - this.lastTick) / (1000 / 60)));
     this.lastTick = now;
     this.stats.frames++;
     const events = this.queue;
@@ -277,7 +279,7 @@ export class View {
     this.unacked = false;
     this.seq++;
     if (events.length) this.eventSeq = this.seq;
-    this.post({ t: "frame", seq: this.seq, events, hidden: document.visibilityState === "hidden" });
+    this.post({ t: "frame", seq: this.seq, events, span, hidden: document.visibilityState === "hidden" });
   }
 
   // What the browser's rendering of the last ops cost: from this frame's callbacks to the

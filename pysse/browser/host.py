@@ -8,9 +8,10 @@ door. The protocol, the same in both threads (``docs/architecture.md``, "Threads
 main thread -> Python
     ``{t: "start", page}``: the body's HTML, ``<html>``'s attributes, the saved settings,
     the page's address, site.json, messages typed while Python started
-    ``{t: "frame", events, hidden}``: the events since the last frame (clicks, changes,
-    sends, the log's view reports, replies), coalesced; also the acknowledgement that the
-    last ops were applied, and the frame tick that renders streaming answers
+    ``{t: "frame", events, span, hidden}``: the events since the last frame (clicks,
+    changes, sends, the log's view reports, replies), coalesced; also the acknowledgement
+    that the last ops were applied, and the frame tick that renders streaming answers
+    (``span``: the display frames since the last tick, its renders' budget)
     ``{t: "eval", id, code}``: for tests and tools, Python code run in the page's namespace
 
 Python -> main thread
@@ -149,7 +150,8 @@ class PageHost:
                 for record in msg.get("events") or []:
                     self._dispatch(record)
             if self.loop.pending:  # (each answer's frame is isolated in the loop itself)
-                self._guarded("the frame's renders", self.loop.on_frame)
+                span = float(msg.get("span") or 1.0)  # (frames of 60 Hz it stands for)
+                self._guarded("the frame's renders", self.loop.on_frame, span)
         finally:
             self._in_frame = False
         self._guarded("sending the ops", self._flush)

@@ -352,7 +352,7 @@ class ChatCall(AnswerListener):
             self.tools.render(self.session.cs.tool_calls, final=not streaming)
         md = self.md
         if md is not None:
-            update = md.finish() if now else md.update()
+            update = md.finish() if now else md.update(self.loop.span)
             final = final and update.final
             if self.writer is not None:
                 self.writer.apply(update)

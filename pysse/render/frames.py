@@ -19,7 +19,11 @@ from typing import Protocol
 
 from .. import faults
 
-__all__ = ["FrameLoop", "FrameScheduler", "Scheduled", "ScrollFollower"]
+__all__ = ["MAX_SPAN", "FrameLoop", "FrameScheduler", "Scheduled", "ScrollFollower"]
+
+# The most frames one render may catch up with (a 60 Hz frame's budget each): the page's
+# slowest cadence (100 ms) is six. More would make one update a long task on a phone.
+MAX_SPAN = 6.0
 
 
 class FrameScheduler:
@@ -107,6 +111,7 @@ class FrameLoop:
     def __init__(self, request_frame: Callable[[], object] = lambda: None) -> None:
         self.request_frame = request_frame
         self.frames = 0  # frame callbacks run (the page's stats)
+        self.span = 1.0  # display frames this callback stands for (``on_frame``)
         self.hidden = False
         self._waiting: list[Scheduled] = []
         self._live: list[Scheduled] = []  # told when the page becomes visible again
@@ -134,8 +139,13 @@ class FrameLoop:
     def is_hidden(self) -> bool:
         return self.hidden
 
-    def on_frame(self) -> None:
+    def on_frame(self, span: float = 1.0) -> None:
+        """A frame: each answer waiting renders. ``span`` is how many display frames it
+        stands for (the page renders at a cadence of its own: ``web/view.js``'s
+        ``RENDER_GAP_MS``, four frames of 60 Hz), so that an answer's update takes that many
+        frames' budget of text and keeps up with the stream; at most ``MAX_SPAN``."""
         self.frames += 1
+        self.span = min(MAX_SPAN, max(1.0, span))
         self.pending = False
         waiting, self._waiting = self._waiting, []
         for who in waiting:

@@ -167,12 +167,13 @@ class StreamingMarkdown:
             return True
         return self._ending and self._held != lazy.REGISTRY.version
 
-    def update(self) -> Update:
-        """At most a budget's worth of work (module docstring); the final ``Update`` once
-        the answer is finished after ``end()``."""
+    def update(self, span: float = 1.0) -> Update:
+        """At most a budget's worth of work (module docstring), ``span`` times over for an
+        update that stands for that many frames (a page rendering at a slower cadence); the
+        final ``Update`` once the answer is finished after ``end()``."""
         if self.finished:
             return Update(tails=[""], final=True)
-        return self._update(Budget(self.budget))
+        return self._update(Budget(None if self.budget is None else int(self.budget * span)))
 
     def finish(self) -> Update:
         """End of stream, everything at once: settled as a one-shot render would have it,
