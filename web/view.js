@@ -270,7 +270,8 @@ export class View {
     if (!this.queue.length && now - this.lastTick < this.gap - 4) { this.schedule(); return; }
     if (this.unacked) this.measureFrame(now);
     // the display frames this render stands for: its update takes that many frames' text
-    const span = Math.min(6, Math.max(1, (now - this.lastTick) / (1000 / 60)));
+    // (bounded by Python's FrameLoop, MAX_SPAN: Infinity after an answer's end is fine)
+    const span = (now - this.lastTick) / (1000 / 60);
     this.lastTick = now;
     this.stats.frames++;
     const events = this.queue;

@@ -5,29 +5,9 @@ from __future__ import annotations
 
 import warnings
 
-from ..call.call import (
-    CallListener,
-    ChatCall,
-    ChatResult,
-    Net,
-    NetHandle,
-    Probe,
-    Timeouts,
-    body_json,
-    safely,
-)
-
-__all__ = [
-    "CallListener",
-    "ChatCall",
-    "ChatResult",
-    "Net",
-    "NetHandle",
-    "Probe",
-    "Timeouts",
-    "body_json",
-    "safely",
-]
+# the moved module's own names, never a second list of them
+from ..call.call import *  # noqa: F403
+from ..call.call import __all__ as __all__
 
 warnings.warn(
     "pysse.page.call is deprecated and removed in the next release: import ChatCall, "
