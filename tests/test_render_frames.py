@@ -113,6 +113,33 @@ def test_downward_gesture_rearms_even_though_the_text_grew_meanwhile() -> None:
     assert not sf.following
 
 
+def test_a_late_wheel_event_measures_growth_from_its_own_time_stamp() -> None:
+    sf = ScrollFollower(threshold=8)
+    sf.on_user_intent_up()
+    for when, height in ((0, 3000), (16, 3000), (33, 3100), (50, 3250)):
+        sf.seen(height, when)
+    # The wheel was turned at t=10 (the browser scrolled to 2500, the bottom it had drawn);
+    # its event arrives at t=50, after 250 px more text.
+    sf.on_user_intent_down(3250, since=10)
+    sf.on_scroll(top=2500, height=3250, client=500)
+    assert sf.following
+    # Heard of without a time stamp, the same gesture is measured from when it arrived.
+    late = ScrollFollower(threshold=8)
+    late.on_user_intent_up()
+    late.on_user_intent_down(3250)
+    late.on_scroll(top=2500, height=3250, client=500)
+    assert not late.following
+
+
+def test_the_heights_are_kept_for_a_second_only() -> None:
+    sf = ScrollFollower()
+    for when in range(0, 5000, 16):
+        sf.seen(1000 + when, when)
+    assert len(sf._heights) <= 1000 // 16 + 3
+    # a gesture long after: the least of what was seen since (and the one just before)
+    assert sf.height_since(4900, 6000) == 1000 + 4848  # seen at 4848, before 4900 - 50
+
+
 # One table of steps for both followers: (Python method, JS method, arguments, following
 # after it). After each step both must agree on following, show_jump and what it returned.
 STEPS: list[tuple[str, str, list[float | bool], bool]] = [
@@ -137,6 +164,19 @@ STEPS: list[tuple[str, str, list[float | bool], bool]] = [
     ("on_scroll", "onScroll", [800, 3000, 500], False),
     ("jump", "jump", [3100, 500], True),
     ("target_after_render", "target", [3300, 500], True),
+    # A wheel's event reaches the page after its scroll, and after the text grew (#41): the
+    # growth counts from the event's time stamp (1010), not from when the page heard of it.
+    ("on_user_intent_up", "up", [], False),
+    ("seen", "seen", [3300, 1000], False),
+    ("seen", "seen", [3450, 1040], False),
+    ("seen", "seen", [3600, 1090], False),
+    ("on_user_intent_down", "down", [3600, 1010], False),
+    ("on_scroll", "onScroll", [2800, 3600, 500], True),  # where the bottom was at 1000
+    ("on_user_intent_up", "up", [], False),
+    ("seen", "seen", [3600, 3000], False),  # two seconds later: 1000-1090 forgotten
+    ("seen", "seen", [3700, 3100], False),
+    ("on_user_intent_down", "down", [3700, 3110], False),
+    ("on_scroll", "onScroll", [2800, 3700, 500], False),  # 400 px short: not the bottom
 ]
 
 AGREE_JS = """import { Follower } from "./view.js";

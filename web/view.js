@@ -12,6 +12,8 @@
 import { DomWriter, splitBlocks, swapIn } from "./dom_writer.js";
 
 const THRESHOLD = 8; // px from the bottom that still counts as "at the bottom"
+const HEIGHTS_KEPT_MS = 1000; // how long the Follower remembers the log's heights
+const GESTURE_SLACK_MS = 50; // about three frames: the scroll was clamped to a frame already drawn
 const UP_KEYS = new Set(["ArrowUp", "PageUp", "Home"]);
 const DOWN_KEYS = new Set(["ArrowDown", "PageDown", "End", " "]);
 const HIGHLIGHT = "pysse-search";
@@ -43,6 +45,26 @@ export class Follower {
     this.showJump = false;
     this.held = false; // the reader's hand is on the view: a finger dragging, the scrollbar
     this.heightAtDown = null;
+    this.heights = []; // [when, height], the last second's
+  }
+  // The log was `height` tall at `now`: kept for a second, so that a gesture is measured from
+  // when it began, not from when its event arrived.
+  seen(height, now) {
+    this.heights.push([now, height]);
+    while (this.heights.length > 2 && this.heights[0][0] < now - HEIGHTS_KEPT_MS) this.heights.shift();
+  }
+  // The least the log was tall from just before `when` until now (`height`). A wheel's event
+  // is passive: the browser scrolls first, clamped to the bottom it had then, and the event
+  // reaches the page later, after the text may have grown (#41: a wheel to the bottom that
+  // never re-armed following, one time in three).
+  heightSince(when, height) {
+    let least = height;
+    let before = null;
+    for (const [at, seen] of this.heights) {
+      if (at < when - GESTURE_SLACK_MS) before = seen;
+      else least = Math.min(least, seen);
+    }
+    return before === null ? least : Math.min(least, before);
   }
   onScroll(top, height, client) {
     const gap = height - top - client;
@@ -56,7 +78,9 @@ export class Follower {
   follow() { this.following = true; this.showJump = false; this.heightAtDown = null; }
   hold(on) { this.held = on; }
   up() { this.following = false; this.heightAtDown = null; }
-  down(height) { if (this.heightAtDown === null) this.heightAtDown = height; }
+  down(height, since = null) {
+    if (this.heightAtDown === null) this.heightAtDown = since === null ? height : this.heightSince(since, height);
+  }
   target(height, client) {
     if (!this.following) { this.showJump = true; return null; }
     return Math.max(0, height - client);
@@ -467,7 +491,7 @@ export class View {
     if (t.closest && t.closest("[role=tablist]") && this.tabKey(e, t)) return;
     if (this.log.contains(t)) {
       if (UP_KEYS.has(e.key) || (e.key === " " && e.shiftKey)) this.follower.up(); // (Shift+Space: a page up)
-      else if (DOWN_KEYS.has(e.key)) this.follower.down(this.log.scrollHeight);
+      else if (DOWN_KEYS.has(e.key)) this.follower.down(this.log.scrollHeight, e.timeStamp);
     }
     if (e.key === "Escape" && !e.defaultPrevented && this.escape()) e.preventDefault();
   }
@@ -609,6 +633,7 @@ export class View {
       const shift = this.hold.correction(node.isConnected ? this.topInLog(node) : null);
       if (shift) log.scrollTop += shift;
     }
+    this.follower.seen(log.scrollHeight, performance.now());
     const target = this.follower.target(log.scrollHeight, log.clientHeight);
     if (target !== null && Math.abs(log.scrollTop - target) >= 1) log.scrollTop = target;
     this.jumpBtn.hidden = !this.follower.showJump;
@@ -627,6 +652,7 @@ export class View {
 
   onScroll() {
     const log = this.log;
+    this.follower.seen(log.scrollHeight, performance.now());
     this.follower.onScroll(log.scrollTop, log.scrollHeight, log.clientHeight);
     if (this.follower.following) this.jumpBtn.hidden = true;
     this.rememberAnchor();
@@ -644,7 +670,7 @@ export class View {
 
   onWheel(e) {
     if (e.deltaY < 0) this.follower.up();
-    else if (e.deltaY > 0) this.follower.down(this.log.scrollHeight);
+    else if (e.deltaY > 0) this.follower.down(this.log.scrollHeight, e.timeStamp);
   }
 
   jump() {

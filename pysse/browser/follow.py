@@ -62,6 +62,7 @@ class Follow:
 
     def after_render(self, *_: Any) -> None:
         s = self.scroller
+        self.follower.seen(s.scrollHeight, js.performance.now())
         target = self.follower.target_after_render(s.scrollHeight, s.clientHeight)
         if target is not None:
             s.scrollTop = target
@@ -79,13 +80,14 @@ class Follow:
 
     def _on_scroll(self, e: Any) -> None:
         s = self.scroller
+        self.follower.seen(s.scrollHeight, js.performance.now())
         self.follower.on_scroll(s.scrollTop, s.scrollHeight, s.clientHeight)
 
     def _on_wheel(self, e: Any) -> None:
         if e.deltaY < 0:
             self.follower.on_user_intent_up()
         elif e.deltaY > 0:
-            self.follower.on_user_intent_down(self.scroller.scrollHeight)
+            self.follower.on_user_intent_down(self.scroller.scrollHeight, e.timeStamp)
 
     def _on_pointer_down(self, e: Any) -> None:
         """A press on the scrollbar (outside the client box) or the middle button's
@@ -108,7 +110,7 @@ class Follow:
         if e.key in UP_KEYS or (e.key == " " and e.shiftKey):  # (Shift+Space: a page up)
             self.follower.on_user_intent_up()
         elif e.key in DOWN_KEYS:
-            self.follower.on_user_intent_down(self.scroller.scrollHeight)
+            self.follower.on_user_intent_down(self.scroller.scrollHeight, e.timeStamp)
 
 
 def js_passive() -> Any:

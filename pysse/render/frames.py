@@ -177,6 +177,10 @@ class FrameLoop:
             self.remove(who)
 
 
+HEIGHTS_KEPT_MS = 1000.0  # how long ScrollFollower remembers the content's heights
+GESTURE_SLACK_MS = 50.0  # about three frames: the scroll was clamped to a frame already drawn
+
+
 class ScrollFollower:
     """Decides whether a render should keep the view pinned to the bottom.
 
@@ -196,6 +200,7 @@ class ScrollFollower:
         self.show_jump = False
         self.held = False
         self._height_at_down: float | None = None
+        self._heights: list[tuple[float, float]] = []  # (when, height), the last second's
 
     def at_bottom(self, top: float, height: float, client: float) -> bool:
         return height - top - client <= self.threshold
@@ -223,10 +228,34 @@ class ScrollFollower:
         self.following = False
         self._height_at_down = None
 
-    def on_user_intent_down(self, height: float) -> None:
-        """A wheel/key gesture downwards begins while the content is ``height`` tall."""
+    def seen(self, height: float, now: float) -> None:
+        """The content was ``height`` tall at ``now`` (ms): kept for a second, so that a
+        gesture can be measured from when it began, not from when its event arrived."""
+        self._heights.append((now, height))
+        while len(self._heights) > 2 and self._heights[0][0] < now - HEIGHTS_KEPT_MS:
+            del self._heights[0]
+
+    def height_since(self, when: float, height: float) -> float:
+        """The least the content was tall from just before ``when`` until now (``height``).
+
+        A wheel's event is passive: the browser scrolls first, clamped to the bottom it had
+        then, and the event reaches the page later, after the text may have grown. Growth
+        is measured from the gesture's own time stamp (less one frame's slack: the scroll
+        was clamped to the last frame drawn), never from when the page heard of it."""
+        least = height
+        before: float | None = None
+        for at, seen in self._heights:
+            if at < when - GESTURE_SLACK_MS:
+                before = seen
+            else:
+                least = min(least, seen)
+        return least if before is None else min(least, before)
+
+    def on_user_intent_down(self, height: float, since: float | None = None) -> None:
+        """A wheel/key gesture downwards begins while the content is ``height`` tall (or,
+        given the gesture's time stamp ``since``, as tall as it was then)."""
         if self._height_at_down is None:
-            self._height_at_down = height
+            self._height_at_down = height if since is None else self.height_since(since, height)
 
     def target_after_render(self, height: float, client: float) -> float | None:
         """Where to scroll after content changed: the bottom while following, else None."""
