@@ -10,6 +10,7 @@ Everything here is sans-IO and pure Python; only ``pysse.browser`` touches ``js`
 from .accumulate import Accumulator
 from .chat import ChatStream, aiter_chat, iter_chat
 from .errors import (
+    AttachmentError,
     ChatStreamError,
     ConfigError,
     EventTooLargeError,
@@ -35,6 +36,7 @@ from .sse import SSEEvent, SSEParser
 __all__ = [
     "FORMATS",
     "Accumulator",
+    "AttachmentError",
     "ChatEvent",
     "ChatStream",
     "ChatStreamError",

@@ -63,6 +63,11 @@ class ConfigError(PysseError, ValueError):
     """A configuration that cannot work; the message names the setting and the fix."""
 
 
+class AttachmentError(PysseError, ValueError):
+    """A file no provider would take with a question (its type, its size, data that is not
+    what it claims); the message names the file, why, and what to attach instead."""
+
+
 class KitError(PysseError):
     """The testing kit could not do what a test asked: a scripted or live server that did not
     start, a request that did not arrive in time. The message says which and why."""

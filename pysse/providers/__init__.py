@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..sse import SSEEvent
 from . import anthropic, gemini, openai_chat, openai_responses
+from .attachments import Attachment
 from .base import (
     CONTINUE_INSTRUCTION,
     JSON,
@@ -47,6 +48,7 @@ __all__ = [
     "CONTINUE_INSTRUCTION",
     "FORMATS",
     "PROVIDERS",
+    "Attachment",
     "BodyOptions",
     "Decoder",
     "Encoder",

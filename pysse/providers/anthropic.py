@@ -28,6 +28,7 @@ from .base import (
     as_int,
     as_str,
     role_and_text,
+    user_content,
 )
 
 __all__ = ["PROVIDER", "AnthropicDecoder"]
@@ -152,7 +153,7 @@ def _message(message: Message | Turn, thinking: bool) -> JSON:
             elif b.signature and not b.redacted:
                 blocks.append({"type": "thinking", "thinking": b.text, "signature": b.signature})
     if not blocks:
-        return {"role": role, "content": text}
+        return {"role": role, "content": user_content(PROVIDER.name, message)}
     return {"role": role, "content": [*blocks, *([{"type": "text", "text": text}] if text else [])]}
 
 

@@ -28,6 +28,7 @@ from urllib.parse import quote
 from ..events import ChatEvent, ProviderError, ReasoningBlock
 from ..jsonsafe import loads_bounded
 from ..sse import SSEEvent
+from .attachments import Attachment, content_parts
 
 __all__ = [
     "CONTINUE_INSTRUCTION",
@@ -46,6 +47,7 @@ __all__ = [
     "http_error_message",
     "role_and_text",
     "sse_event",
+    "user_content",
     "valid_model_name",
 ]
 
@@ -65,11 +67,21 @@ class Turn:
     role: str  # "user" | "assistant"
     text: str
     reasoning: tuple[ReasoningBlock, ...] = ()
+    attachments: tuple[Attachment, ...] = ()  # a user's files (each format's parts: attachments.py)
 
 
 def role_and_text(message: Message | Turn) -> tuple[str, str]:
     """Either form as ``(role, text)``."""
     return (message.role, message.text) if isinstance(message, Turn) else message
+
+
+def user_content(fmt: str, message: Message | Turn) -> str | list[JSON]:
+    """A message's ``content`` in ``fmt``: its text, or, where a user attached files, the
+    format's list of parts (text first, then each file's own shape)."""
+    role, text = role_and_text(message)
+    if isinstance(message, Turn) and message.attachments and role == "user":
+        return content_parts(fmt, text, message.attachments)
+    return text
 
 
 def as_int(value: object) -> int | None:

@@ -29,6 +29,7 @@ from .base import (
     as_list,
     as_str,
     role_and_text,
+    user_content,
 )
 
 __all__ = ["PROVIDER", "GeminiDecoder"]
@@ -95,8 +96,8 @@ def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
     (``includeThoughts``) with that budget."""
     body: JSON = {
         "contents": [
-            {"role": "model" if r == "assistant" else "user", "parts": [{"text": t}]}
-            for r, t in map(role_and_text, messages)
+            {"role": "model" if role_and_text(m)[0] == "assistant" else "user", "parts": _parts(m)}
+            for m in messages
         ]
     }
     if opts.model:
@@ -107,6 +108,11 @@ def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
         thinking = {"includeThoughts": True, "thinkingBudget": opts.thinking}
         body["generationConfig"] = {"thinkingConfig": thinking}
     return body
+
+
+def _parts(message: Message | Turn) -> list[JSON]:
+    content = user_content(PROVIDER.name, message)
+    return content if isinstance(content, list) else [{"text": content}]
 
 
 def auth_headers(key: str) -> dict[str, str]:

@@ -20,6 +20,7 @@ from .base import (
     as_list,
     as_str,
     role_and_text,
+    user_content,
 )
 
 __all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error"]
@@ -82,7 +83,7 @@ def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
 def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
     """Reasoning is never sent back (DeepSeek refuses ``reasoning_content`` in input)."""
     msgs = ([{"role": "system", "content": opts.system}] if opts.system else []) + [
-        {"role": r, "content": t} for r, t in map(role_and_text, messages)
+        {"role": role_and_text(m)[0], "content": user_content(PROVIDER.name, m)} for m in messages
     ]
     return {
         "model": opts.model or PROVIDER.default_model,

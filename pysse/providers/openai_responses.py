@@ -28,6 +28,7 @@ from .base import (
     as_list,
     as_str,
     role_and_text,
+    user_content,
 )
 from .openai_chat import encode_http_error
 
@@ -149,7 +150,10 @@ def build_body(messages: Sequence[Message | Turn], opts: BodyOptions) -> JSON:
     body: JSON = {
         "model": opts.model or PROVIDER.default_model,
         "stream": True,
-        "input": [{"role": r, "content": t} for r, t in map(role_and_text, messages)],
+        "input": [
+            {"role": role_and_text(m)[0], "content": user_content(PROVIDER.name, m)}
+            for m in messages
+        ],
     }
     if opts.system:
         body["instructions"] = opts.system

@@ -20,7 +20,7 @@ from starlette.routing import Match, Mount, Route
 from ..app.next_request import first_visit
 from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
-from . import demo
+from . import demo, demo_received
 from .body import json_error, read_json_body
 from .demo_relay import DemoAnswers
 from .forward import Forwarder
@@ -36,7 +36,7 @@ from .relay import RelayConfig, relay_endpoint
 from .resume import TailResponse
 from .static import PREFERENCE, CachedStatic, Encoding
 
-MAX_BODY = 1 << 20
+MAX_BODY = 16 << 20  # a question with images (attachments.py: up to 5 MB each, in base64)
 DEMO_PATHS = {name: p.demo_path for name, p in PROVIDERS.items()}
 
 
@@ -69,7 +69,10 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0, kept: DemoAnswers | None 
         partial = None
         if cont is not None:  # Continue: the rest of the answer to the original prompt
             prompt, partial = cont
-        script = demo.plan(fmt, prompt, seed=seed, pace=min(pace, 100.0), partial=partial)
+        files = demo_received.describe(demo_received.received_files(body, fmt))
+        script = demo.plan(
+            fmt, prompt, seed=seed, pace=min(pace, 100.0), partial=partial, preface=files
+        )
         return await kept.respond(script, demo.cut_after(script, prompt))
 
     return endpoint

@@ -85,6 +85,14 @@ def loads_strict(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
         raise BodyError(400, "invalid_json", "the request body is not valid JSON") from exc
 
 
+def too_large(limit: int) -> str:
+    """The 413's message: most often a question carried too many or too large files."""
+    return (
+        f"the request body is over {limit:,} bytes, the relay's limit: attach fewer or "
+        f"smaller files, or start the relay with a larger --max-body"
+    )
+
+
 async def read_json_body(
     request: Request,
     limit: int,
@@ -114,9 +122,7 @@ async def read_json_body(
             parts.append(part)
             size += len(part)
             if size > limit:
-                return json_error(
-                    413, "request_too_large", f"request body over {limit} bytes", headers
-                )
+                return json_error(413, "request_too_large", too_large(limit), headers)
     except TimeoutError:
         return json_error(
             408, "request_timeout", "the request body did not arrive in time", headers

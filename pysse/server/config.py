@@ -38,7 +38,7 @@ class RelayConfig:
     own_origins: list[str] = field(default_factory=list)  # where this server's page lives
     serves_page: bool = False  # the page is served by this same server (build.py serve)
     allow_headers: list[str] = field(default_factory=list)  # beyond content-type, secret
-    max_body: int = 1 << 20
+    max_body: int = 16 << 20  # room for a question's images (up to 5 MB each, in base64)
     allowed_models: list[str] = field(default_factory=list)
     shared_secret: str | None = field(default=None, repr=False)
     connect_timeout: float = 10.0
@@ -218,7 +218,7 @@ def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) ->
     )
     ap.add_argument("--allow-model", action="append", default=[], metavar="MODEL")
     ap.add_argument("--secret-env", help="env var with a shared secret the page must send")
-    ap.add_argument("--max-body", type=positive_count, default=1 << 20, metavar="BYTES")
+    ap.add_argument("--max-body", type=positive_count, default=16 << 20, metavar="BYTES")
     ap.add_argument("--content-timeout", type=positive_seconds, default=300.0, metavar="SECONDS")
     ap.add_argument("--max-duration", type=positive_seconds, default=None, metavar="SECONDS")
     ap.add_argument("--max-connections", type=positive_count, default=1000, metavar="N")

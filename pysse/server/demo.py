@@ -253,11 +253,17 @@ DEMO_ERROR = "The server had an error (demo)."
 
 
 def plan(
-    fmt: str, prompt: str, seed: int = 0, pace: float = 1.0, partial: str | None = None
+    fmt: str,
+    prompt: str,
+    seed: int = 0,
+    pace: float = 1.0,
+    partial: str | None = None,
+    preface: str = "",
 ) -> Script:
     """What the demo relay sends for ``prompt`` in ``fmt``. ``pace`` scales every delay
     (tests use small values to run fast). With ``partial`` (Continue, see ``continuation``)
-    the rest of the answer after it, sent normally whatever the command was."""
+    the rest of the answer after it, sent normally whatever the command was. ``preface``
+    goes before the answer (what files it received: ``demo_received``)."""
     rnd = random.Random(seed)
     provider = get_provider(fmt)
     name = cast(ProviderName, provider.name)
@@ -280,7 +286,7 @@ def plan(
     if cmd == "html":
         page = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
         return Script.from_bytes(page).content_type("text/html; charset=utf-8").chunked("whole")
-    text = answer_for(prompt)
+    text = preface + answer_for(prompt)
     if partial is not None:
         text = text[len(partial) :] if text.startswith(partial) else text
     # Longer deltas where the bytes count: fewer events, so fewer bytes (a page takes each
