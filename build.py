@@ -833,7 +833,8 @@ def cmd_test(args: argparse.Namespace) -> int:
         ([sys.executable, "-m", "ruff", "check", *LINTED], env),
         ([sys.executable, "-m", "ruff", "format", "--check", *LINTED], env),
         ([sys.executable, "-m", "mypy", "--strict", "pysse", "buildtools"], env),
-        ([*pytest, *args.pytest_args], env),
+        # (the whole suite prints its 25 slowest tests: what to slim when CI nears its hour)
+        ([*pytest, *(args.pytest_args or ["--durations=25"])], env),
     ]
     if not args.pytest_args:  # the page's main-thread mode: its smaller matrix
         main_env = dict(env, PYSSE_PAGE_THREAD="main")

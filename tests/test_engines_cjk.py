@@ -130,7 +130,9 @@ def check_final(chat: Any) -> None:
 def test_cjk_emphasis_and_mirrored_table_alignment(
     open_chat: Any, sse_server: ScriptServer
 ) -> None:
-    sse_server.play(Script.answer(ANSWER).chunked("random", sizes=(2, 12), seed=3).paced(0.02))
+    # 3,850 writes of 2-12 bytes (UTF-8 sequences cut): 15 s at 4 ms apart, hundreds of frames
+    # sampled (at 20 ms it took 77 s an engine)
+    sse_server.play(Script.answer(ANSWER).chunked("random", sizes=(2, 12), seed=3).paced(0.004))
     chat = open_chat({"relay": sse_server.url, "format": "openai-chat", "headers": ""}, height=1000)
     chat.page.evaluate(SAMPLE)
     chat.send("用中文解释强调")
