@@ -25,7 +25,7 @@ from pysse.testing import CutProxy, Script, ScriptServer
 pytestmark = pytest.mark.browser
 
 TEXT = "Resuming is exact: é 東京 🙂, every byte once. " * 12
-PACED = Script.answer(TEXT).chunked("random", sizes=(5, 40), seed=1).paced(0.04)
+PACED = Script.answer(TEXT).chunked("random", sizes=(5, 40), seed=1).paced(0.02)
 QUICK = Script.answer(TEXT).chunked("random", sizes=(5, 40), seed=1).paced(0.01)
 SILENT_AFTER = Script.answer(TEXT).chunked("random", sizes=(5, 40), seed=1).paced(0.03)
 
