@@ -19,6 +19,7 @@ from .errors import (
 )
 from .events import (
     ChatEvent,
+    Citation,
     Finish,
     Outcome,
     ProviderError,
@@ -38,6 +39,7 @@ __all__ = [
     "ChatEvent",
     "ChatStream",
     "ChatStreamError",
+    "Citation",
     "ConfigError",
     "EventTooLargeError",
     "Finish",

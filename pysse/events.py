@@ -21,6 +21,10 @@ The contract for a UI (``ChatStream`` keeps the same things accumulated for it):
   ``index`` (a JSON value only once complete). Several calls in one answer (parallel calls)
   have different indexes; ``ChatStream.tool_calls`` gives each whole (:class:`ToolCall`), in
   the order they began. pysse runs no tool.
+* **Citations** (:class:`Citation`): a source the provider says the answer draws on (a web
+  search result, a document): its URL, title and the cited span. ``ChatStream.citations``
+  keeps them once each, in the order they came. The URL is the provider's, unchecked: a UI
+  links only ``http(s)`` ones (:attr:`Citation.linkable`).
 * **Usage**, then exactly one **Finish** (after a **ProviderError** when there was one).
 
 Reasoning and tool calls never change ``text``, and a dead connection is never "done".
@@ -35,6 +39,7 @@ from .jsonsafe import loads_bounded
 
 __all__ = [
     "ChatEvent",
+    "Citation",
     "Finish",
     "Outcome",
     "ProviderError",
@@ -134,6 +139,27 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Citation:
+    """A source the answer cites: ``url`` and ``title`` as the provider gave them, ``text``
+    the cited span (the answer's words, or the source's quoted words: Anthropic's
+    ``cited_text``), and where the answer's words are when the provider says (``start`` and
+    ``end``, character offsets into the text; Gemini counts bytes, kept as given)."""
+
+    url: str
+    title: str = ""
+    text: str = ""
+    start: int | None = None
+    end: int | None = None
+
+    @property
+    def linkable(self) -> bool:
+        """True if ``url`` is an http(s) link (the only kind a page may link: model output
+        is untrusted, and a ``javascript:`` URL would run)."""
+        head = self.url.strip()[:8].lower()
+        return head.startswith(("http://", "https://"))
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts as the provider reported them (either may be unknown)."""
 
@@ -170,13 +196,14 @@ class ProviderError:
     raw: str = ""
 
 
-ChatEvent = TextDelta | ReasoningDelta | ToolCallDelta | Usage | Finish | ProviderError
+ChatEvent = TextDelta | ReasoningDelta | ToolCallDelta | Citation | Usage | Finish | ProviderError
 
 
 _TYPE_NAMES: dict[type, str] = {
     TextDelta: "text",
     ReasoningDelta: "reasoning",
     ToolCallDelta: "tool_call",
+    Citation: "citation",
     Usage: "usage",
     Finish: "finish",
     ProviderError: "error",

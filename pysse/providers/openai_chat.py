@@ -6,7 +6,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..events import ChatEvent, Finish, Outcome, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from ..events import (
+    ChatEvent,
+    Citation,
+    Finish,
+    Outcome,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
 from ..sse import SSEEvent
 from .base import (
     JSON,
@@ -22,7 +31,7 @@ from .base import (
     role_and_text,
 )
 
-__all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error"]
+__all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error", "url_citations"]
 
 
 class OpenAIChatDecoder(Decoder):
@@ -62,6 +71,7 @@ class OpenAIChatDecoder(Decoder):
                         arguments=as_str(fn.get("arguments")) or "",
                     )
                 )
+            out += url_citations(delta.get("annotations"))
             reason = as_str(choice.get("finish_reason"))
             if reason:
                 self.reason = reason
@@ -71,6 +81,25 @@ class OpenAIChatDecoder(Decoder):
                 Usage(as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens")))
             )
         return out
+
+
+def url_citations(annotations: object) -> list[ChatEvent]:
+    """The ``url_citation`` annotations of a list (web-search models send them in a delta,
+    ``{"type": "url_citation", "url_citation": {"url", "title", "start_index",
+    "end_index"}}``; the Responses API puts the same fields on the annotation itself).
+    Other kinds (file citations) name no URL: skipped."""
+    out: list[ChatEvent] = []
+    for item in as_list(annotations):
+        item = as_dict(item)
+        if item.get("type") != "url_citation":
+            continue
+        cite = as_dict(item.get("url_citation")) or item
+        url = as_str(cite.get("url"))
+        if url:
+            title = as_str(cite.get("title")) or ""
+            start, end = as_int(cite.get("start_index")), as_int(cite.get("end_index"))
+            out.append(Citation(url, title, start=start, end=end))
+    return out
 
 
 def sniff(ev: SSEEvent, obj: JSON | None) -> bool:
