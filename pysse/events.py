@@ -32,8 +32,10 @@ Reasoning and tool calls never change ``text``, and a dead connection is never "
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from urllib.parse import urlsplit
 
 from .jsonsafe import loads_bounded
 
@@ -50,6 +52,7 @@ __all__ = [
     "ToolCallDelta",
     "Usage",
     "event_to_dict",
+    "sources",
 ]
 
 
@@ -157,6 +160,33 @@ class Citation:
         is untrusted, and a ``javascript:`` URL would run)."""
         head = self.url.strip()[:8].lower()
         return head.startswith(("http://", "https://"))
+
+    @property
+    def host(self) -> str:
+        """The link's host name ("" if it has none): what a page shows beside the title, so
+        a reader sees where a link goes whatever its title claims."""
+        try:
+            return urlsplit(self.url.strip()).hostname or ""
+        except ValueError:  # a malformed [IPv6] part
+            return ""
+
+
+def sources(citations: Iterable[Citation], limit: int = 100) -> tuple[Citation, ...]:
+    """The list of sources a page shows under an answer: the ``linkable`` citations with a
+    host, each URL once (its first citation; a later one's title when the first had none),
+    at most ``limit``. Every other URL (``javascript:``, ``data:``, a document's none) is
+    left out, whatever the provider sent."""
+    found: dict[str, Citation] = {}
+    for c in citations:
+        url = c.url.strip()
+        if not (c.linkable and c.host):
+            continue
+        first = found.get(url)
+        if first is None and len(found) < limit:
+            found[url] = Citation(url, c.title, c.text, c.start, c.end)
+        elif first is not None and not first.title and c.title:
+            found[url] = Citation(url, c.title, first.text, first.start, first.end)
+    return tuple(found.values())
 
 
 @dataclass(frozen=True, slots=True)
