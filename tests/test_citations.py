@@ -13,6 +13,7 @@ from pysse import ChatStream, Citation, Outcome
 from pysse.events import event_to_dict
 from pysse.providers import PROVIDERS, Text, encode_parts
 from pysse.server.demo import CITATIONS, CITE_ANSWER, plan
+from pysse.testing import Script
 
 
 def _sse(events: list[tuple[str | None, Any]], eol: str = "\n") -> bytes:
@@ -352,3 +353,10 @@ def test_demo_cite_in_every_format(name: str) -> None:
     for c in cs.citations:
         if c.start is not None and c.end and c.text:  # the span is the answer's own words
             assert CITE_ANSWER[c.start : c.end] == c.text
+
+
+@pytest.mark.parametrize("name", list(PROVIDERS))
+def test_the_kit_scripts_citations(name: str) -> None:
+    cs = Script.answer(CITE_ANSWER, name, citations=CITATIONS).chat(name)  # type: ignore[arg-type]
+    assert cs.text == CITE_ANSWER and cs.outcome == Outcome.COMPLETED
+    assert [c.url for c in cs.citations] == [c.url for c in CITATIONS]

@@ -32,6 +32,7 @@ CASES: dict[str, dict[str, Any]] = {
     "text": {},
     "reasoning": {"reasoning": "First, the **capital**. Then the rest."},
     "tools": {"tool_calls": CALLS},
+    "cite": {"citations": demo.CITATIONS},
 }
 TEXT = 'Lisbon — Лиссабон, 東京 🙂, and "quotes"\nline two.'
 PAIRS = [(fmt, c) for fmt, clients in CLIENTS.items() for c in clients]
