@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pysse import ChatStream, Citation, Outcome
-from pysse.events import event_to_dict
+from pysse.events import event_to_dict, sources
 from pysse.providers import PROVIDERS, Text, encode_parts
 from pysse.server.demo import CITATIONS, CITE_ANSWER, plan
 from pysse.testing import Script
@@ -67,6 +67,29 @@ def test_chat_completions_url_citation_annotations() -> None:
     assert cs.citations == (
         Citation("https://weather.example/lisbon?utm_source=openai", "Lisbon weather", "", 0, 28),
     )
+
+
+def test_chat_compatible_search_results_beside_the_choices_count_once() -> None:
+    head = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "citations": ["https://a.example/1", "https://b.example/2"],
+        "search_results": [{"title": "A one", "url": "https://a.example/1", "date": None}],
+    }
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": {"content": "Hi [1]"}}]},
+        {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    cs = _read("openai-chat", _sse([(None, c) for c in chunks] + [(None, "[DONE]")]))
+    assert cs.citations == (
+        Citation("https://a.example/1", "A one"),
+        Citation("https://a.example/1"),
+        Citation("https://b.example/2"),
+    )
+    assert [(c.url, c.title) for c in sources(cs.citations)] == [
+        ("https://a.example/1", "A one"),
+        ("https://b.example/2", ""),
+    ]
 
 
 def test_responses_annotations_streamed_then_repeated_on_the_finished_part_count_once() -> None:

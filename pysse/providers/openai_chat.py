@@ -75,6 +75,7 @@ class OpenAIChatDecoder(Decoder):
             reason = as_str(choice.get("finish_reason"))
             if reason:
                 self.reason = reason
+        out += _search_results(obj)
         usage = as_dict(obj.get("usage"))
         if usage:
             out.append(
@@ -99,6 +100,19 @@ def url_citations(annotations: object) -> list[ChatEvent]:
             title = as_str(cite.get("title")) or ""
             start, end = as_int(cite.get("start_index")), as_int(cite.get("end_index"))
             out.append(Citation(url, title, start=start, end=end))
+    return out
+
+
+def _search_results(obj: JSON) -> list[ChatEvent]:
+    """Sources some compatible servers put beside the choices (Perplexity: ``search_results``
+    with title and URL, ``citations`` a list of URLs), repeated in every chunk: ChatStream
+    keeps each once."""
+    out: list[ChatEvent] = []
+    for r in as_list(obj.get("search_results")):
+        url = as_str(as_dict(r).get("url"))
+        if url:
+            out.append(Citation(url, as_str(as_dict(r).get("title")) or ""))
+    out += [Citation(url) for url in as_list(obj.get("citations")) if isinstance(url, str) and url]
     return out
 
 
