@@ -1,9 +1,10 @@
 """What an answer carries beside its text, shown as it streams: the model's reasoning (markdown,
 with the answer's hold-back and frames), its tool calls (name and pretty JSON arguments,
 held back until they parse: ``pysse.call.tool_args``) and the sources it cites (a numbered
-list of http(s) links, each with its host: ``events.sources``). Both are model output: the reasoning
-goes through the same safe markdown as the answer, a tool call's name and arguments are set
-as text, never as HTML.
+list of http(s) links, each with its host: ``events.sources``). All are model output: the
+reasoning goes through the same safe markdown as the answer, a tool call's name and
+arguments and a source's title are set as text, never as HTML, and a source's URL is linked
+only when it is http(s).
 
 ``ChatCall`` feeds them its events and renders them in its frame; what they mean for the
 page's disclosure ("Thinking…", "Thought for 12 s") is the bundled page's (``app.turn``; a

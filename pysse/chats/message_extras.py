@@ -7,8 +7,8 @@ Everything read back is checked as untrusted: an imported file may hold anything
 of the wrong type is an ``ImportError_`` naming the field, and the number of blocks and calls
 is capped. A citation is kept only with an http(s) URL, its title and span cut to a few
 thousand characters when stored; one read back with another URL, or longer, is refused.
-Reasoning and tool-call text is kept exactly; the page shows it only as sanitised markdown or as
-text (model output), never as HTML. An old file without them reads as an answer with none.
+Reasoning and tool-call text is kept exactly; the page shows it only as sanitised markdown
+or as text (model output), never as HTML. An old file without them reads as an answer with none.
 """
 
 from __future__ import annotations
