@@ -148,3 +148,48 @@ def test_html_export_lists_the_sources_escaped_with_their_hosts() -> None:
     assert "&lt;b&gt;Bold&lt;/b&gt; &amp; co</a>" in page
     assert '<span class="source-host" dir="ltr">a.example</span>' in page
     assert "javascript:" not in page and "evil" not in page and "<script>x" not in page
+
+
+SECTION = (
+    '<body><section data-role="sources" hidden><h3>Sources</h3><ol></ol></section>'
+    '<section data-role="later" hidden><h3>Sources</h3><ol></ol></section></body>'
+)
+
+
+def _shown(el: Any) -> list[tuple[str, str, str]]:
+    return [
+        (li.querySelector("a").getAttribute("href"), li.querySelector("a").textContent,
+         li.querySelector(".source-host").textContent)
+        for li in el.querySelectorAll("li")
+    ]  # fmt: skip
+
+
+def test_the_sources_view_adds_only_new_http_sources_as_text() -> None:
+    from pysse.call.extras_view import SourcesView
+    from pysse.view import Document
+
+    doc = Document(SECTION)
+    el = doc.body.querySelector("[data-role=sources]")
+    view = SourcesView(el)
+    view.render(())
+    assert el.hidden  # no source: no list
+    first = (Citation("javascript:alert(1)", "evil"), Citation("https://a.example/", "<b>A</b>"))
+    view.render(first)
+    assert not el.hidden and _shown(el) == [("https://a.example/", "<b>A</b>", "a.example")]
+    link = el.querySelector("a")
+    assert link.getAttribute("rel") == "noopener noreferrer nofollow"
+    assert link.getAttribute("target") == "_blank" and not link.querySelector("b")
+    view.render((*first, Citation("https://a.example/", "again"), Citation("http://b.example/")))
+    assert _shown(el) == [
+        ("https://a.example/", "<b>A</b>", "a.example"),
+        ("http://b.example/", "b.example", "b.example"),  # no title: its host
+    ]
+    # A continued answer: a new view over the same list adds after what it shows.
+    again = SourcesView(el)
+    again.render((*first, Citation("http://b.example/"), Citation("https://c.example/x", "C")))
+    assert [s[0] for s in _shown(el)] == [
+        "https://a.example/",
+        "http://b.example/",
+        "https://c.example/x",
+    ]
+    assert all(not str(s[0]).startswith("javascript") for s in _shown(el))
