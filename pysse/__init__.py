@@ -20,6 +20,7 @@ from .errors import (
 )
 from .events import (
     ChatEvent,
+    Citation,
     Finish,
     Outcome,
     ProviderError,
@@ -40,6 +41,7 @@ __all__ = [
     "ChatEvent",
     "ChatStream",
     "ChatStreamError",
+    "Citation",
     "ConfigError",
     "EventTooLargeError",
     "Finish",

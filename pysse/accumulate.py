@@ -1,8 +1,10 @@
-"""Reasoning and tool-call deltas -> the whole blocks and calls of an answer.
+"""Reasoning and tool-call deltas -> the whole blocks and calls of an answer (and its
+citations, each once).
 
 ``ChatStream`` keeps one of these beside its text, so a UI (or a later turn) reads
-``.reasoning``, ``.reasoning_blocks`` and ``.tool_calls`` instead of re-adding fragments;
-a page that stored the events can rebuild the same with an ``Accumulator`` of its own.
+``.reasoning``, ``.reasoning_blocks``, ``.tool_calls`` and ``.citations`` instead of
+re-adding fragments; a page that stored the events can rebuild the same with an
+``Accumulator`` of its own.
 Pure and incremental: each delta costs O(1), the joins happen when read (and are cached).
 """
 
@@ -10,7 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .events import ChatEvent, ReasoningBlock, ReasoningDelta, ToolCall, ToolCallDelta
+from .events import (
+    ChatEvent,
+    Citation,
+    ReasoningBlock,
+    ReasoningDelta,
+    ToolCall,
+    ToolCallDelta,
+)
 
 __all__ = ["Accumulator"]
 
@@ -42,7 +51,8 @@ class _Call:
 
 
 class Accumulator:
-    """Adds up reasoning and tool-call deltas (other events are ignored).
+    """Adds up reasoning and tool-call deltas, and collects citations (other events are
+    ignored).
 
     A reasoning block is the run of deltas with one ``index``: a delta with another index
     starts the next block (Anthropic numbers content blocks, Responses output items, so a
@@ -50,6 +60,8 @@ class Accumulator:
     provider sends it whole); a redacted delta marks the block hidden and keeps its ``data``.
     Tool calls are keyed by ``index``: fragments of one call may be interleaved with other
     calls' and still land in their own call; ``id`` and ``name`` are the first ones given.
+    A citation is kept once: providers repeat them (OpenAI Responses streams each annotation,
+    then sends it again on the finished text; Gemini may repeat its grounding metadata).
     """
 
     def __init__(self) -> None:
@@ -59,12 +71,20 @@ class Accumulator:
         self._blocks_frozen: tuple[ReasoningBlock, ...] | None = ()
         self._calls: dict[int, _Call] = {}
         self._calls_frozen: tuple[ToolCall, ...] | None = ()
+        self._citations: dict[Citation, None] = {}  # a dict: ordered, and a repeat is found fast
 
-    def add(self, ev: ChatEvent) -> None:
+    def add(self, ev: ChatEvent) -> bool:
+        """Add ``ev``; False if it changed nothing (a citation already kept, an empty delta),
+        so ``ChatStream`` passes on only what is new."""
         if isinstance(ev, ReasoningDelta):
             self._add_reasoning(ev)
         elif isinstance(ev, ToolCallDelta):
             self._add_call(ev)
+        elif isinstance(ev, Citation):
+            if ev in self._citations:
+                return False
+            self._citations[ev] = None
+        return True
 
     def _add_reasoning(self, ev: ReasoningDelta) -> None:
         if ev.empty:
@@ -109,6 +129,11 @@ class Accumulator:
         if self._blocks_frozen is None:
             self._blocks_frozen = tuple(b.frozen() for b in self._blocks)
         return self._blocks_frozen
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        """Each citation once, in the order they first came."""
+        return tuple(self._citations)
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:

@@ -17,6 +17,7 @@ from .accumulate import Accumulator
 from .errors import ChatStreamError, SSEProtocolError
 from .events import (
     ChatEvent,
+    Citation,
     Finish,
     Outcome,
     ProviderError,
@@ -78,7 +79,7 @@ class ChatStream:
         self._observer = observer
         self._parts: list[str] = []
         self._text: str | None = ""
-        self._more = Accumulator()  # reasoning and tool calls
+        self._more = Accumulator()  # reasoning, tool calls, citations
         self._outcome: Outcome | None = None
         self._finish_reason: str | None = None
         self._finish_detail = ""
@@ -155,6 +156,12 @@ class ChatStream:
         """The tool calls so far, each with its id, name and arguments (JSON text), in the
         order they began."""
         return self._more.tool_calls
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        """The sources the provider cited, each once, in the order they came (URLs
+        unchecked: link only ``Citation.linkable`` ones)."""
+        return self._more.citations
 
     @property
     def bytes_fed(self) -> int:
@@ -286,6 +293,9 @@ class ChatStream:
                     continue
                 self._parts.append(e.text)
                 self._text = None
+            elif isinstance(e, Citation):
+                if not self._more.add(e):
+                    continue  # a repeat: the provider sent it again on the finished text
             elif isinstance(e, ReasoningDelta | ToolCallDelta):
                 if isinstance(e, ReasoningDelta) and e.empty:
                     continue

@@ -21,6 +21,10 @@ The contract for a UI (``ChatStream`` keeps the same things accumulated for it):
   ``index`` (a JSON value only once complete). Several calls in one answer (parallel calls)
   have different indexes; ``ChatStream.tool_calls`` gives each whole (:class:`ToolCall`), in
   the order they began. pysse runs no tool.
+* **Citations** (:class:`Citation`): a source the provider says the answer draws on (a web
+  search result, a document): its URL, title and the cited span. ``ChatStream.citations``
+  keeps them once each, in the order they came. The URL is the provider's, unchecked: a UI
+  links only ``http(s)`` ones (:attr:`Citation.linkable`).
 * **Usage**, then exactly one **Finish** (after a **ProviderError** when there was one).
 
 Reasoning and tool calls never change ``text``, and a dead connection is never "done".
@@ -28,13 +32,16 @@ Reasoning and tool calls never change ``text``, and a dead connection is never "
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from urllib.parse import urlsplit
 
 from .jsonsafe import loads_bounded
 
 __all__ = [
     "ChatEvent",
+    "Citation",
     "Finish",
     "Outcome",
     "ProviderError",
@@ -45,6 +52,7 @@ __all__ = [
     "ToolCallDelta",
     "Usage",
     "event_to_dict",
+    "sources",
 ]
 
 
@@ -134,6 +142,54 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Citation:
+    """A source the answer cites: ``url`` and ``title`` as the provider gave them, ``text``
+    the cited span (the answer's words, or the source's quoted words: Anthropic's
+    ``cited_text``), and where the answer's words are when the provider says (``start`` and
+    ``end``, character offsets into the text; Gemini counts bytes, kept as given)."""
+
+    url: str
+    title: str = ""
+    text: str = ""
+    start: int | None = None
+    end: int | None = None
+
+    @property
+    def linkable(self) -> bool:
+        """True if ``url`` is an http(s) link (the only kind a page may link: model output
+        is untrusted, and a ``javascript:`` URL would run)."""
+        head = self.url.strip()[:8].lower()
+        return head.startswith(("http://", "https://"))
+
+    @property
+    def host(self) -> str:
+        """The link's host name ("" if it has none): what a page shows beside the title, so
+        a reader sees where a link goes whatever its title claims."""
+        try:
+            return urlsplit(self.url.strip()).hostname or ""
+        except ValueError:  # a malformed [IPv6] part
+            return ""
+
+
+def sources(citations: Iterable[Citation], limit: int = 100) -> tuple[Citation, ...]:
+    """The list of sources a page shows under an answer: the ``linkable`` citations with a
+    host, each URL once (its first citation; a later one's title when the first had none),
+    at most ``limit``. Every other URL (``javascript:``, ``data:``, a document's none) is
+    left out, whatever the provider sent."""
+    found: dict[str, Citation] = {}
+    for c in citations:
+        url = c.url.strip()
+        if not (c.linkable and c.host):
+            continue
+        first = found.get(url)
+        if first is None and len(found) < limit:
+            found[url] = Citation(url, c.title, c.text, c.start, c.end)
+        elif first is not None and not first.title and c.title:
+            found[url] = Citation(url, c.title, first.text, first.start, first.end)
+    return tuple(found.values())
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts as the provider reported them (either may be unknown)."""
 
@@ -170,13 +226,14 @@ class ProviderError:
     raw: str = ""
 
 
-ChatEvent = TextDelta | ReasoningDelta | ToolCallDelta | Usage | Finish | ProviderError
+ChatEvent = TextDelta | ReasoningDelta | ToolCallDelta | Citation | Usage | Finish | ProviderError
 
 
 _TYPE_NAMES: dict[type, str] = {
     TextDelta: "text",
     ReasoningDelta: "reasoning",
     ToolCallDelta: "tool_call",
+    Citation: "citation",
     Usage: "usage",
     Finish: "finish",
     ProviderError: "error",

@@ -15,6 +15,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+from google import genai
 from google.genai import errors as gerrors
 from google.genai import types as gtypes
 
@@ -31,6 +32,7 @@ CASES: dict[str, dict[str, Any]] = {
     "text": {},
     "reasoning": {"reasoning": "First, the **capital**. Then the rest."},
     "tools": {"tool_calls": CALLS},
+    "cite": {"citations": demo.CITATIONS},
 }
 TEXT = 'Lisbon — Лиссабон, 東京 🙂, and "quotes"\nline two.'
 PAIRS = [(fmt, c) for fmt, clients in CLIENTS.items() for c in clients]
@@ -63,7 +65,9 @@ def test_the_sdks_read_the_kits_streams(
     assert client(kit.url, "hi") == expected(s.chat(fmt))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("prompt", ["/demo echo Hello, SDK — 東京!", "/demo think", "/demo tools"])
+@pytest.mark.parametrize(
+    "prompt", ["/demo echo Hello, SDK — 東京!", "/demo think", "/demo tools", "/demo cite"]
+)
 @pytest.mark.parametrize(("fmt", "client"), PAIRS, ids=IDS)
 def test_the_sdks_read_the_demo_relay(
     demo_relay: LiveServer, fmt: str, client: Any, prompt: str
@@ -73,6 +77,50 @@ def test_the_sdks_read_the_demo_relay(
     assert got == want
     assert got.text and (got.reasoning if "think" in prompt else True)
     assert len(got.calls) == (3 if "tools" in prompt else 0)
+
+
+def _sdk_sources(fmt: str, base: str) -> list[str]:
+    """The cited URLs each SDK's own accumulator kept from ``/demo cite``."""
+    ask = [{"role": "user", "content": "/demo cite"}]
+    if fmt == "openai-responses":
+        oa = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        with oa.responses.stream(model="gpt-test", input="/demo cite") as stream:
+            for _ in stream:
+                pass
+            final = stream.get_final_response()
+        parts = [p for item in final.output if item.type == "message" for p in item.content]
+        return [a.url for p in parts if p.type == "output_text" for a in p.annotations]
+    if fmt == "anthropic":
+        client = anthropic.Anthropic(base_url=base, api_key=KEY, max_retries=0)
+        with client.messages.stream(model="claude-test", max_tokens=99, messages=ask) as s:
+            for _ in s:
+                pass
+            message = s.get_final_message()
+        blocks = [b for b in message.content if b.type == "text"]
+        return [c.url for b in blocks for c in b.citations or [] if hasattr(c, "url")]
+    if fmt == "openai-chat":
+        oa = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        chunks = oa.chat.completions.create(model="gpt-test", messages=ask, stream=True)  # type: ignore[arg-type]
+        notes = [
+            (c.choices[0].delta.model_extra or {}).get("annotations") for c in chunks if c.choices
+        ]
+        return [n["url_citation"]["url"] for ns in notes if ns for n in ns]
+    options = gtypes.HttpOptions(base_url=base)
+    client_g = genai.Client(api_key=KEY, http_options=options)
+    urls = []
+    for chunk in client_g.models.generate_content_stream(
+        model="gemini-test", contents="/demo cite"
+    ):
+        for cand in chunk.candidates or []:
+            meta = cand.grounding_metadata
+            urls += [c.web.uri for c in (meta.grounding_chunks if meta else None) or [] if c.web]
+    return [u for u in urls if u]
+
+
+@pytest.mark.parametrize("fmt", list(CLIENTS))
+def test_each_sdk_keeps_the_citations_of_demo_cite(demo_relay: LiveServer, fmt: str) -> None:
+    urls = _sdk_sources(fmt, demo_relay.url)
+    assert set(urls) == {c.url for c in demo.CITATIONS}, fmt
 
 
 @pytest.mark.parametrize("fmt", list(CLIENTS))
@@ -173,6 +221,7 @@ ANSWERS = {
     "reasoning": [Reasoning(["Let me ", "think."]), HiddenReasoning(), Text(["Done."])],
     "tools": [Text(["Checking."]), *CALLS],
     "tools-first": [*CALLS, Text(["Then text."])],
+    "cite": [Text(["Cited ", "text."], demo.CITATIONS), Text(["Cited again."], demo.CITATIONS)],
 }
 
 

@@ -66,6 +66,7 @@ class Answers(AnswerLocks):
             reasoning=turn.reasoning_blocks,
             thought_ms=turn.thought_total_ms,
             tool_calls=turn.tool_calls,
+            citations=turn.citations,
         )
         self.app.chats.save(conv)
         rec = turn.recording()
@@ -209,6 +210,7 @@ class Answers(AnswerLocks):
             reasoning=turn.reasoning_blocks,
             thought_ms=turn.thought_total_ms,
             tool_calls=turn.tool_calls,
+            citations=turn.citations,
         )
         self.app.chats.save(conv)
         if conv.messages[turn.message_id].text == turn.text:

@@ -96,6 +96,8 @@ def chat_summary(c: dict[str, Any]) -> str:
         return f"{kind}: {c.get('text')!r}"
     if kind == "tool_call":
         return f"tool_call #{c.get('index')}: {c.get('name') or ''}{c.get('arguments') or ''}"
+    if kind == "citation":
+        return f"citation: {c.get('title') or ''} <{c.get('url')}>"
     if kind == "usage":
         return f"usage: {c.get('input_tokens')} in / {c.get('output_tokens')} out"
     if kind == "finish":

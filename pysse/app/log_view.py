@@ -182,7 +182,7 @@ class LogView:
         art.removeAttribute("aria-busy")
         if msg.text:
             self.app.restorer.placeholder(art, msg)
-        if msg.reasoning or msg.tool_calls:
+        if msg.reasoning or msg.tool_calls or msg.citations:
             show_kept(art, msg)
         q(".status", art).textContent = detail or state_label(state)
         view = SpeedMeter.from_summary(msg.speed)

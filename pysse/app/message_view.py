@@ -1,6 +1,6 @@
 """What a message on screen offers and says: its action buttons, its version control, the
-one announcement a screen reader hears when an answer ends, and a restored answer's reasoning
-and tool calls as a finished answer shows them (``show_kept``, ``render_kept``: the views of
+one announcement a screen reader hears when an answer ends, and a restored answer's reasoning,
+tool calls and sources as a finished answer shows them (``show_kept``, ``render_kept``: the views of
 ``call.extras_view``). ``log_view.py`` and ``turn.py`` apply it to the page's model DOM.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..call.extras_view import ReasoningView, ToolCallsView, attr
+from ..call.extras_view import ReasoningView, SourcesView, ToolCallsView, attr
 from ..events import ReasoningDelta
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def announcement(state: str, note: str) -> str:
 
 
 def show_kept(art: Any, msg: Message) -> None:
-    """A restored answer's reasoning and tool calls, as a finished answer shows them: the
+    """A restored answer's reasoning, tool calls and sources, as a finished answer shows them: the
     disclosure folded on its summary line ("Thought for 12 s") with the exact text in its
     ``data-text``, each tool call folded. The reasoning is rendered when it is first opened
     (``render_kept``): a restored chat of long answers renders none of it otherwise."""
@@ -130,6 +130,8 @@ def show_kept(art: Any, msg: Message) -> None:
         ToolCallsView(art.querySelector("[data-role=tool-calls]")).render(
             msg.tool_calls, final=True
         )
+    if msg.citations:
+        SourcesView(art.querySelector("[data-role=sources]")).render(msg.citations)
 
 
 def render_kept(el: Any, markdown: Callable[[], Any]) -> Generator[None, None, None]:

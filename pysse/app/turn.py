@@ -15,11 +15,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..call.answer import STATE_TEXT, AnswerSession
 from ..call.call import CallListener, ChatCall
+from ..call.extras_view import SourcesView
 from ..call.speed import SpeedMeter
 from ..chats.conversation import Message
 from ..chats.message_extras import join_tool_calls, reasoning_text
 from ..chats.recording import Recording
-from ..events import ChatEvent, Finish, ReasoningBlock, ReasoningDelta, TextDelta, ToolCall, Usage
+from ..events import (
+    ChatEvent,
+    Citation,
+    Finish,
+    ReasoningBlock,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from .message_view import show_kept, thinking_label, thought_label
 from .settings import image_hosts
 
@@ -112,8 +122,11 @@ class Turn(CallListener):
         self.earlier_reasoning: tuple[ReasoningBlock, ...] = earlier.reasoning if earlier else ()
         self.earlier_ms = earlier.thought_ms if earlier else None
         self.earlier_tools: tuple[ToolCall, ...] = earlier.tool_calls if earlier else ()
+        self.earlier_citations: tuple[Citation, ...] = earlier.citations if earlier else ()
         if earlier is not None:
             self._show_earlier(earlier)
+        # After the earlier piece's sources (``show_kept``): this piece's new ones follow them.
+        self.sources = SourcesView(el.querySelector("[data-role=sources]"))
 
     # -- what the page and the inspector read --------------------------------------------------
 
@@ -141,6 +154,12 @@ class Turn(CallListener):
         """Every piece's tool calls, this piece's numbered after the earlier ones."""
         mine: tuple[ToolCall, ...] = self.cs.tool_calls
         return join_tool_calls(self.earlier_tools, mine)
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        """Every piece's citations: the continued answer's, then this piece's."""
+        mine: tuple[Citation, ...] = self.cs.citations
+        return self.earlier_citations + mine
 
     @property
     def thought_total_ms(self) -> float | None:
@@ -249,6 +268,7 @@ class Turn(CallListener):
 
     def on_render(self, ms: float) -> None:
         self._send_text()
+        self.sources.render(self.citations)  # (only new ones: nothing most frames)
         self.el.dataset.renders = str(self.call.sched.renders)
         if self.thinking:
             label = thinking_label(self.now())
@@ -285,6 +305,7 @@ class Turn(CallListener):
 
     def on_finish(self, finish: Finish) -> None:
         self._send_text()
+        self.sources.render(self.citations)
         self.el.ownerDocument.ops.urgent = True  # (the final state waits for no cadence)
         if self.thinking:
             self._end_thinking()

@@ -1,8 +1,10 @@
 """What an answer carries beside its text, shown as it streams: the model's reasoning (markdown,
-with the answer's hold-back and frames) and its tool calls (name and pretty JSON arguments,
-held back until they parse: ``pysse.call.tool_args``). Both are model output: the reasoning
-goes through the same safe markdown as the answer, a tool call's name and arguments are set
-as text, never as HTML.
+with the answer's hold-back and frames), its tool calls (name and pretty JSON arguments,
+held back until they parse: ``pysse.call.tool_args``) and the sources it cites (a numbered
+list of http(s) links, each with its host: ``events.sources``). All are model output: the
+reasoning goes through the same safe markdown as the answer, a tool call's name and
+arguments and a source's title are set as text, never as HTML, and a source's URL is linked
+only when it is http(s).
 
 ``ChatCall`` feeds them its events and renders them in its frame; what they mean for the
 page's disclosure ("Thinking…", "Thought for 12 s") is the bundled page's (``app.turn``; a
@@ -16,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..events import ReasoningDelta, ToolCall
+from ..events import Citation, ReasoningDelta, ToolCall, sources
 from ..render.dom import DomWriter
 from ..render.update import Update
 from .tool_args import pretty_arguments
 
-__all__ = ["ReasoningView", "ToolCallsView", "attr", "writer_for"]
+__all__ = ["ReasoningView", "SourcesView", "ToolCallsView", "attr", "writer_for"]
 
 
 def attr(el: Any, name: str) -> str:
@@ -164,3 +166,36 @@ class ToolCallsView:
         pre.appendChild(doc.createElement("code"))
         block.append(summary, pre)
         return block
+
+
+class SourcesView:
+    """The answer's sources in ``el`` (its ``ol``): one ``li`` per http(s) URL, in the order
+    first cited, a link (``rel="noopener noreferrer nofollow"``, a new tab) whose text is the
+    title, never HTML, and the host beside it, so the reader sees where it leads. Only new
+    sources are added (a render per frame while they stream costs nothing otherwise), after
+    those ``el`` shows already (``data-count``: a continued answer's earlier ones)."""
+
+    def __init__(self, el: Any) -> None:
+        self.el = el
+        self.count = int(attr(el, "data-count") or 0)
+
+    def render(self, citations: tuple[Citation, ...]) -> None:
+        found = sources(citations)
+        if len(found) <= self.count:
+            return
+        doc, ol = self.el.ownerDocument, self.el.querySelector("ol")
+        for c in found[self.count :]:
+            li, a, host = (doc.createElement(t) for t in ("li", "a", "span"))
+            a.setAttribute("href", c.url)
+            a.setAttribute("rel", "noopener noreferrer nofollow")
+            a.setAttribute("target", "_blank")
+            a.setAttribute("dir", "auto")  # a title in any script (issue #42)
+            a.textContent = " ".join(c.title.split()) or c.host
+            host.className = "source-host"
+            host.setAttribute("dir", "ltr")
+            host.textContent = c.host
+            li.append(a, host)  # (the model DOM has no text nodes: CSS spaces them)
+            ol.appendChild(li)
+        self.count = len(found)
+        self.el.hidden = False
+        self.el.dataset.count = str(self.count)

@@ -20,10 +20,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..events import ReasoningBlock, ToolCall
+from ..events import Citation, ReasoningBlock, ToolCall, sources
 from ..providers.base import Turn
 from .changes import Changes
 from .message import Message, Role
+from .message_extras import kept_citations
 from .message_read import MAX_TIME, message_number, read_message
 from .records import ImportError_, Reader
 
@@ -197,10 +198,12 @@ class Conversation:
         reasoning: tuple[ReasoningBlock, ...] | None = None,
         thought_ms: float | None = None,
         tool_calls: tuple[ToolCall, ...] | None = None,
+        citations: tuple[Citation, ...] | None = None,
     ) -> None:
         """Record how an answer ended (or, with state ``streaming``, how far it got). A
         continued answer passes its whole joined text. ``reasoning`` and ``tool_calls``
-        replace what was kept when given (a continued answer: its last piece's, if any)."""
+        replace what was kept when given (a continued answer: its last piece's, if any);
+        ``citations`` too, only their http(s) sources kept (``kept_citations``)."""
         msg = self.messages[answer_id]
         msg.text, msg.state, msg.detail = text, state, detail
         msg.format = format or msg.format
@@ -213,6 +216,8 @@ class Conversation:
             msg.thought_ms = thought_ms if thought_ms is not None else msg.thought_ms
         if tool_calls:
             msg.tool_calls = tool_calls
+        if citations:
+            msg.citations = kept_citations(citations)
         msg.in_flight = False
         self.changes.message(answer_id)
         self.updated = time.time()
@@ -314,7 +319,22 @@ class Conversation:
             who = "You" if m.role == "user" else "Assistant"
             note = "" if m.role == "user" or m.state == "completed" else f" ({m.state})"
             out += [f"## {who}{note}", "", m.text, ""]
+            if m.role == "assistant" and m.citations:
+                out += ["Sources:", "", *_markdown_sources(m.citations), ""]
         return "\n".join(out)
+
+
+def _markdown_sources(citations: tuple[Citation, ...]) -> list[str]:
+    """A numbered list of links, ``1. [Title](<url>) (host)``: the title as text (markdown's
+    brackets and backslashes escaped), the URL in angle brackets with the characters that
+    would end it encoded."""
+    out = []
+    for n, c in enumerate(sources(citations), 1):
+        title = " ".join(c.title.split()) or c.host
+        title = "".join("\\" + ch if ch in "\\[]*_`<>" else ch for ch in title)
+        url = c.url.replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
+        out.append(f"{n}. [{title}](<{url}>) ({c.host})")
+    return out
 
 
 def _first_line(text: str) -> str:

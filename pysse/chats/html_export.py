@@ -14,6 +14,7 @@ import html
 import re
 from collections.abc import Callable
 
+from ..events import Citation, sources
 from .conversation import Conversation
 
 __all__ = ["CSP", "PRINT_CSS", "export_html"]
@@ -71,11 +72,27 @@ def export_html(conv: Conversation, css: str, render: Callable[[str], str]) -> s
             who, cls = "You", "msg user"
         else:
             body = f'<div class="content">{_without_tools(render(m.text))}</div>'
+            body += _sources(m.citations)
             note = "" if m.state == "completed" else f" ({html.escape(m.state)})"
             who, cls = f"Assistant{note}", "msg assistant"
         parts.append(f'<article class="{cls}"><p class="who">{who}</p>{body}</article>')
     parts.append("</main></body></html>\n")
     return "\n".join(parts)
+
+
+def _sources(citations: tuple[Citation, ...]) -> str:
+    """An answer's sources as the page shows them: a numbered list of http(s) links, each
+    title as text and its host beside it."""
+    items = [
+        f'<li><a href="{html.escape(c.url)}" rel="noopener noreferrer nofollow" '
+        f'target="_blank" dir="auto">{html.escape(c.title or c.host)}</a> '
+        f'<span class="source-host" dir="ltr">{html.escape(c.host)}</span></li>'
+        for c in sources(citations)
+    ]
+    if not items:
+        return ""
+    head = '<section class="sources" aria-label="Sources"><h3 class="sources-title">Sources</h3>'
+    return f'{head}<ol class="sources-list">{"".join(items)}</ol></section>'
 
 
 def _style(css: str) -> str:

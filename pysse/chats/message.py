@@ -6,8 +6,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..events import ReasoningBlock, ToolCall
-from .message_extras import reasoning_text, reasoning_to_json, tool_calls_to_json
+from ..events import Citation, ReasoningBlock, ToolCall
+from .message_extras import (
+    citations_to_json,
+    reasoning_text,
+    reasoning_to_json,
+    tool_calls_to_json,
+)
 
 __all__ = ["STATES", "Message", "Role"]
 
@@ -39,6 +44,7 @@ class Message:
     reasoning: tuple[ReasoningBlock, ...] = ()
     thought_ms: float | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+    citations: tuple[Citation, ...] = ()  # its http(s) sources (issue #43: kept_citations)
     # Not stored: restored from an answer still streaming when the page closed, with an id
     # the relay may still know (the page tries to reattach; see ``reattachable``).
     in_flight: bool = False
@@ -68,6 +74,8 @@ class Message:
                 out["thought_ms"] = self.thought_ms
             if self.tool_calls:
                 out["tool_calls"] = tool_calls_to_json(self.tool_calls)
+            if self.citations:
+                out["citations"] = citations_to_json(self.citations)
         return out
 
     @property

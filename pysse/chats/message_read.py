@@ -7,7 +7,12 @@ import re
 from typing import Any
 
 from .message import STATES, Message
-from .message_extras import ExtrasError, reasoning_from_json, tool_calls_from_json
+from .message_extras import (
+    ExtrasError,
+    citations_from_json,
+    reasoning_from_json,
+    tool_calls_from_json,
+)
 from .records import MAX_TEXT, ImportError_, Reader
 
 __all__ = ["message_number", "read_message"]
@@ -39,6 +44,10 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
         tool_calls = tool_calls_from_json(m.get("tool_calls"), at) if mine else ()
     except ExtrasError as exc:
         reasoning, tool_calls = r.bad(str(exc), "(dropped)", ((), ()))
+    try:
+        citations = citations_from_json(m.get("citations"), at) if mine else ()
+    except ExtrasError as exc:
+        citations = r.bad(str(exc), "(the sources dropped)", ())
     state = r.text(m.get("state"), f"{at}'s 'state'") or "completed"
     if state not in STATES:
         state = r.bad(f"{at}'s 'state'", f"must be one of {', '.join(STATES)}", "completed")
@@ -62,6 +71,7 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
         if reasoning
         else None,
         tool_calls=tool_calls,
+        citations=citations,
     )
     if msg.state == "streaming":  # it was cut off when the page closed (or streams elsewhere)
         msg.in_flight = bool(msg.answer_id)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from ..events import (
     ChatEvent,
+    Citation,
     Finish,
     Outcome,
     ProviderError,
@@ -26,6 +27,7 @@ from .base import (
     Turn,
     as_dict,
     as_int,
+    as_list,
     as_str,
     role_and_text,
     user_content,
@@ -67,7 +69,9 @@ class AnthropicDecoder(Decoder):
                 return [ToolCallDelta(index=index, arguments=partial)]
             if dtype == "signature_delta" and as_str(delta.get("signature")):
                 return [ReasoningDelta("", index, signature=delta["signature"])]
-            return []  # citations_delta, future types
+            if dtype == "citations_delta":
+                return _citations([delta.get("citation")])
+            return []  # future types
         if kind == "content_block_start":
             return _block_start(as_dict(obj.get("content_block")), index)
         if kind == "message_start":
@@ -104,7 +108,8 @@ class AnthropicDecoder(Decoder):
 
 def _block_start(block: JSON, index: int) -> list[ChatEvent]:
     """A content block begins: a tool call's id and name, hidden reasoning (a
-    ``redacted_thinking`` block is whole at its start), or text a proxy put in the start."""
+    ``redacted_thinking`` block is whole at its start), web search results (whole at their
+    start), or text (and citations) a proxy put in the start."""
     kind = block.get("type")
     if kind == "tool_use":
         given = as_dict(block.get("input"))  # {} from Anthropic; whole from some proxies
@@ -115,9 +120,37 @@ def _block_start(block: JSON, index: int) -> list[ChatEvent]:
     if kind == "thinking":
         text, signature = as_str(block.get("thinking")) or "", as_str(block.get("signature"))
         return [ReasoningDelta(text, index, signature=signature or "")] if text else []
-    if kind == "text" and as_str(block.get("text")):
-        return [TextDelta(block["text"], index)]
+    if kind == "web_search_tool_result":  # the results the search found: the sources
+        results = [as_dict(r) for r in as_list(block.get("content"))]
+        return [
+            Citation(r["url"], as_str(r.get("title")) or "")
+            for r in results
+            if r.get("type") == "web_search_result" and as_str(r.get("url"))
+        ]
+    if kind == "text":
+        out: list[ChatEvent] = _citations(block.get("citations"))  # whole, from some proxies
+        if as_str(block.get("text")):
+            out.insert(0, TextDelta(block["text"], index))
+        return out
     return []
+
+
+def _citations(items: object) -> list[ChatEvent]:
+    """Anthropic's citations: a web search result's (``web_search_result_location``: url,
+    title, ``cited_text``), a search result's (``search_result_location``: ``source``), a
+    document's (``char_location``, ``page_location``, ``content_block_location``: no URL,
+    its ``document_title``; kept, though a page links only http(s) URLs)."""
+    out: list[ChatEvent] = []
+    for item in as_list(items):
+        item = as_dict(item)
+        url = as_str(item.get("url")) or as_str(item.get("source")) or ""
+        title = as_str(item.get("title")) or as_str(item.get("document_title")) or ""
+        text = as_str(item.get("cited_text")) or ""
+        if url or title or text:
+            start = as_int(item.get("start_char_index"))
+            end = as_int(item.get("end_char_index"))
+            out.append(Citation(url, title, text, start, end))
+    return out
 
 
 def sniff(ev: SSEEvent, obj: JSON | None) -> bool:

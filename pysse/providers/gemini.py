@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from ..events import (
     ChatEvent,
+    Citation,
     Finish,
     Outcome,
     ProviderError,
@@ -69,6 +70,7 @@ class GeminiDecoder(Decoder):
                             arguments=json.dumps(call.get("args", {}), ensure_ascii=False),
                         )
                     )
+            out += _grounding(as_dict(cand.get("groundingMetadata")))
             finish = as_str(cand.get("finishReason")) or finish
         usage = as_dict(obj.get("usageMetadata"))
         if usage:
@@ -83,6 +85,31 @@ class GeminiDecoder(Decoder):
         elif finish:
             out.append(Finish(Outcome.COMPLETED, finish))
         return out
+
+
+def _grounding(meta: JSON) -> list[ChatEvent]:
+    """Search grounding: ``groundingChunks`` are the sources (``web: {uri, title}``),
+    ``groundingSupports`` the answer's spans (``segment: {startIndex, endIndex, text}``,
+    byte offsets) with the chunks that support each. A citation per (span, source); a
+    source no span names is a citation without one. Gemini may repeat the metadata in
+    later chunks: ChatStream keeps each citation once."""
+    chunks = [as_dict(as_dict(c).get("web")) for c in as_list(meta.get("groundingChunks"))]
+    out: list[ChatEvent] = []
+    cited: set[int] = set()
+    for support in as_list(meta.get("groundingSupports")):
+        support = as_dict(support)
+        seg = as_dict(support.get("segment"))
+        text = as_str(seg.get("text")) or ""
+        start, end = as_int(seg.get("startIndex")), as_int(seg.get("endIndex"))
+        for i in as_list(support.get("groundingChunkIndices")):
+            if isinstance(i, int) and 0 <= i < len(chunks) and as_str(chunks[i].get("uri")):
+                cited.add(i)
+                title = as_str(chunks[i].get("title")) or ""
+                out.append(Citation(chunks[i]["uri"], title, text, start, end))
+    for i, web in enumerate(chunks):
+        if i not in cited and as_str(web.get("uri")):
+            out.append(Citation(web["uri"], as_str(web.get("title")) or ""))
+    return out
 
 
 def sniff(ev: SSEEvent, obj: JSON | None) -> bool:

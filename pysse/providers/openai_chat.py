@@ -6,7 +6,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..events import ChatEvent, Finish, Outcome, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from ..events import (
+    ChatEvent,
+    Citation,
+    Finish,
+    Outcome,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
 from ..sse import SSEEvent
 from .base import (
     JSON,
@@ -23,7 +32,7 @@ from .base import (
     user_content,
 )
 
-__all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error"]
+__all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error", "url_citations"]
 
 
 class OpenAIChatDecoder(Decoder):
@@ -63,15 +72,49 @@ class OpenAIChatDecoder(Decoder):
                         arguments=as_str(fn.get("arguments")) or "",
                     )
                 )
+            out += url_citations(delta.get("annotations"))
             reason = as_str(choice.get("finish_reason"))
             if reason:
                 self.reason = reason
+        out += _search_results(obj)
         usage = as_dict(obj.get("usage"))
         if usage:
             out.append(
                 Usage(as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens")))
             )
         return out
+
+
+def url_citations(annotations: object) -> list[ChatEvent]:
+    """The ``url_citation`` annotations of a list (web-search models send them in a delta,
+    ``{"type": "url_citation", "url_citation": {"url", "title", "start_index",
+    "end_index"}}``; the Responses API puts the same fields on the annotation itself).
+    Other kinds (file citations) name no URL: skipped."""
+    out: list[ChatEvent] = []
+    for item in as_list(annotations):
+        item = as_dict(item)
+        if item.get("type") != "url_citation":
+            continue
+        cite = as_dict(item.get("url_citation")) or item
+        url = as_str(cite.get("url"))
+        if url:
+            title = as_str(cite.get("title")) or ""
+            start, end = as_int(cite.get("start_index")), as_int(cite.get("end_index"))
+            out.append(Citation(url, title, start=start, end=end))
+    return out
+
+
+def _search_results(obj: JSON) -> list[ChatEvent]:
+    """Sources some compatible servers put beside the choices (Perplexity: ``search_results``
+    with title and URL, ``citations`` a list of URLs), repeated in every chunk: ChatStream
+    keeps each once."""
+    out: list[ChatEvent] = []
+    for r in as_list(obj.get("search_results")):
+        url = as_str(as_dict(r).get("url"))
+        if url:
+            out.append(Citation(url, as_str(as_dict(r).get("title")) or ""))
+    out += [Citation(url) for url in as_list(obj.get("citations")) if isinstance(url, str) and url]
+    return out
 
 
 def sniff(ev: SSEEvent, obj: JSON | None) -> bool:

@@ -30,7 +30,7 @@ from .base import (
     role_and_text,
     user_content,
 )
-from .openai_chat import encode_http_error
+from .openai_chat import encode_http_error, url_citations
 
 __all__ = ["PROVIDER", "OpenAIResponsesDecoder"]
 
@@ -56,6 +56,10 @@ class OpenAIResponsesDecoder(Decoder):
             as_int(obj.get("summary_index")) or 0
         ):
             return [ReasoningDelta(SUMMARY_PARTS_JOINED_BY, index)]  # a part after the first
+        if kind == "response.output_text.annotation.added":
+            return url_citations([obj.get("annotation")])
+        if kind == "response.content_part.done":  # the finished part repeats its annotations
+            return url_citations(as_dict(obj.get("part")).get("annotations"))
         if kind == "response.output_item.added":
             item = as_dict(obj.get("item"))
             if item.get("type") == "function_call":
@@ -111,9 +115,11 @@ class OpenAIResponsesDecoder(Decoder):
         return []  # response.created, other *.done, content_part.*, unknown types: nothing
 
     def _item_done(self, item: JSON, index: int) -> list[ChatEvent]:
-        """A finished output item: a reasoning item whose text the stream did not show
-        (encrypted, or no summary asked for) is hidden reasoning; a function call whose
-        arguments never streamed (some compatible servers) gets them from the item."""
+        """A finished output item: a message's annotations (ChatStream keeps each citation
+        once, so those already streamed are not repeated); a reasoning item whose text the
+        stream did not show (encrypted, or no summary asked for) is hidden reasoning; a
+        function call whose arguments never streamed (some compatible servers) gets them
+        from the item."""
         if item.get("type") == "reasoning":
             out: list[ChatEvent] = []
             if index not in self.shown:  # a server that sent the summary only here
@@ -126,6 +132,9 @@ class OpenAIResponsesDecoder(Decoder):
             if encrypted or index not in self.shown:
                 out.append(ReasoningDelta("", index, redacted=True, data=encrypted))
             return out
+        if item.get("type") == "message":  # annotations a server sent only here
+            parts = [as_dict(p).get("annotations") for p in as_list(item.get("content"))]
+            return [c for a in parts for c in url_citations(a)]
         if item.get("type") == "function_call" and index not in self.argued:
             arguments = as_str(item.get("arguments")) or ""
             if arguments:

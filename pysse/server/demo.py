@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any, AnyStr, cast
 
+from ..events import Citation
 from ..providers import (
     CONTINUE_INSTRUCTION,
     Part,
@@ -26,6 +27,7 @@ from ..testing.script import Script
 from .shapes import shape
 
 __all__ = [
+    "CITATIONS",
     "COMMANDS",
     "Plan",
     "answer_for",
@@ -59,6 +61,7 @@ COMMANDS = {
     "math": "math, a task list and money, rendered (MathML)",
     "think": "the model reasons for a few seconds (reasoning, apart from the answer), then answers",
     "tools": "three tool calls (two in parallel), JSON arguments in fragments, then text",
+    "cite": "an answer citing three web sources (and a javascript: one, never linked)",
     "echo": "/demo echo TEXT streams TEXT verbatim",
 }
 
@@ -186,6 +189,25 @@ search, then two weather lookups side by side) and waits for their results. The 
 shows each call's name and JSON arguments as they stream, and runs nothing itself.
 """
 
+CITE_ANSWER = """Server-Sent Events send an event stream over plain HTTP, and a chat page \
+shows each delta as it arrives. When the connection drops, the browser reconnects and \
+sends the `Last-Event-ID` header, so the server can resume.
+"""
+
+
+def _cite(url: str, title: str, span: str) -> Citation:
+    start = CITE_ANSWER.index(span)  # ASCII: characters and Gemini's bytes agree
+    return Citation(url, title, span, start, start + len(span))
+
+
+# The sources /demo cite cites: two https, one http, and a hostile one no page may link.
+CITATIONS = (
+    _cite("https://example.org/sse", "Server-sent events", "an event stream over plain HTTP"),
+    _cite("https://docs.example.com/chat?lang=en", "Streaming <b>chat</b>", "each delta"),
+    _cite("http://example.net/reconnect", "Reconnecting", "`Last-Event-ID` header"),
+    _cite("javascript:alert(document.domain)", "Click me", "the server can resume"),
+)
+
 
 def _long_answer(target: int = 30_000) -> str:
     parts = ["# A long answer\n\n"]
@@ -224,6 +246,8 @@ def answer_for(prompt: str) -> str:
         return THINK_ANSWER
     if p.startswith("/demo tools"):
         return TOOLS_ANSWER
+    if p.startswith("/demo cite"):
+        return CITE_ANSWER
     if p.startswith("/demo math") or "formula" in p.lower():
         return MATH_ANSWER
     return RICH_ANSWER
@@ -301,7 +325,7 @@ def plan(
     if cmd in ("drop", "stall", "keepalive"):
         deltas = deltas[: len(deltas) // 3]
         kw["terminal"] = False
-    parts: list[Part] = [Text(deltas)]
+    parts: list[Part] = [Text(deltas, CITATIONS if cmd == "cite" else ())]
     if cmd == "think":  # a few seconds of reasoning at the usual pace, then the answer
         parts.insert(0, Reasoning(split_deltas(THINK_REASONING, rnd)))
     if cmd == "tools":

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from ..chat import ChatStream
+from ..events import Citation
 from ..providers import Format, ProviderName, ToolUse, encode_answer, get_provider
 
 __all__ = ["SSE_HEADERS", "Chunking", "Ending", "Script", "ToolUse", "Write"]
@@ -195,6 +196,7 @@ class Script:
         *,
         reasoning: str | Sequence[str] = (),
         tool_calls: Sequence[ToolUse] = (),
+        citations: Sequence[Citation] = (),
         error_after: int | None = None,
         error_message: str = "The server had an error.",
         malformed_after: int | None = None,
@@ -206,7 +208,9 @@ class Script:
         reasoning before the text (Anthropic thinking, a Responses summary, Gemini
         thoughts, Chat ``reasoning_content``). ``tool_calls``: calls after the text,
         ``ToolUse("get_weather", {"city": "Lisbon"})``, their arguments streamed in
-        fragments (Gemini sends each call whole). Any other order: ``encode_parts``.
+        fragments (Gemini sends each call whole). ``citations``: the sources the text cites
+        (``Citation(url, title, text, start, end)``), in each format's own shape. Any other
+        order: ``encode_parts``.
 
         ``error_after=K``: after K deltas, the provider's error event and nothing more.
         ``malformed_after=K``: after K deltas, a payload that is not JSON. ``terminal=False``:
@@ -218,6 +222,7 @@ class Script:
             deltas,
             reasoning=_words(reasoning),
             tool_calls=tool_calls,
+            citations=citations,
             error_at=error_after,
             error_message=error_message,
             malformed_at=malformed_after,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ...events import Citation
 from .anthropic import AnthropicEncoder
 from .base import (
     CREATED,
@@ -125,16 +126,18 @@ def encode_answer(
     *,
     reasoning: Sequence[str] = (),
     tool_calls: Sequence[ToolUse] = (),
+    citations: Sequence[Citation] = (),
     error_at: int | None = None,
     error_message: str = "The server had an error.",
     malformed_at: int | None = None,
     terminal: bool = True,
 ) -> list[bytes]:
     """An answer as models usually give it: ``reasoning`` deltas (if any), the text
-    ``deltas``, then ``tool_calls`` (if any); see :func:`encode_parts` for the rest."""
+    ``deltas`` with the sources it cites (``citations``), then ``tool_calls`` (if any); see
+    :func:`encode_parts` for the rest."""
     parts: list[Part] = [Reasoning(reasoning)] if reasoning else []
-    if deltas or not tool_calls:
-        parts.append(Text(deltas))
+    if deltas or citations or not tool_calls:
+        parts.append(Text(deltas, citations))
     parts += tool_calls
     return encode_parts(
         provider,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...events import Citation
 from ..base import JSON, sse_event
 from .base import MODEL, Encoder, HiddenReasoning, Part, Reasoning, Text, ToolUse, demo_signature
 
@@ -13,7 +14,9 @@ class AnthropicEncoder(Encoder):
     block (``content_block_start``, its deltas, ``content_block_stop``), a ``ping`` after
     the first block's start; a thinking block ends with its ``signature_delta``, a tool call
     starts with ``input: {}`` and an empty ``input_json_delta``; then ``message_delta``
-    (stop reason, usage) and ``message_stop``."""
+    (stop reason, usage) and ``message_stop``. A text with citations starts with
+    ``citations: []`` and gets a ``citations_delta`` per citation before its text (a
+    ``web_search_result_location``; one without a URL a document's ``char_location``)."""
 
     def __init__(self) -> None:
         self.blocks = 0
@@ -45,6 +48,8 @@ class AnthropicEncoder(Encoder):
         block: JSON
         if isinstance(part, Text):
             block = {"type": "text", "text": ""}
+            if part.citations:
+                block["citations"] = []
         elif isinstance(part, Reasoning):
             block = {"type": "thinking", "thinking": "", "signature": ""}
         elif isinstance(part, HiddenReasoning):
@@ -59,6 +64,9 @@ class AnthropicEncoder(Encoder):
             out.append(_event({"type": "ping"}))
         if isinstance(part, ToolUse):
             out.append(self._delta({"type": "input_json_delta", "partial_json": ""}))
+        if isinstance(part, Text):
+            for c in part.citations:
+                out.append(self._delta({"type": "citations_delta", "citation": _citation(c)}))
         return out
 
     def _delta(self, delta: JSON) -> bytes:
@@ -96,6 +104,25 @@ class AnthropicEncoder(Encoder):
     def error(self, message: str) -> list[bytes]:
         err = {"type": "overloaded_error", "message": message}
         return [_event({"type": "error", "error": err})]
+
+
+def _citation(c: Citation) -> JSON:
+    if c.url:
+        return {
+            "type": "web_search_result_location",
+            "cited_text": c.text,
+            "url": c.url,
+            "title": c.title,
+            "encrypted_index": "ZGVtbw==",
+        }
+    return {
+        "type": "char_location",
+        "cited_text": c.text,
+        "document_index": 0,
+        "document_title": c.title,
+        "start_char_index": c.start or 0,
+        "end_char_index": c.end or 0,
+    }
 
 
 def _event(obj: JSON) -> bytes:

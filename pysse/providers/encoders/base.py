@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...events import Citation
+
 __all__ = [
     "CREATED",
     "MODEL",
@@ -41,12 +43,17 @@ def _strings(value: str | Sequence[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Text:
-    """Answer text, as these deltas (a string is one delta)."""
+    """Answer text, as these deltas (a string is one delta), and the sources it cites
+    (``citations``: each format writes them where its provider does, with the fields it
+    has: OpenAI a URL, title and span offsets; Anthropic a URL, title and cited text;
+    Gemini grounding chunks and supports)."""
 
     deltas: tuple[str, ...]
+    citations: tuple[Citation, ...] = ()
 
-    def __init__(self, deltas: str | Sequence[str]) -> None:
+    def __init__(self, deltas: str | Sequence[str], citations: Sequence[Citation] = ()) -> None:
         object.__setattr__(self, "deltas", _strings(deltas))
+        object.__setattr__(self, "citations", tuple(citations))
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from ...events import Citation
 from ..base import JSON, sse_event
 from ..gemini import EOL
-from .base import MODEL, Encoder, Part, Reasoning, ToolUse
+from .base import MODEL, Encoder, Part, Reasoning, Text, ToolUse
 
 __all__ = ["GeminiEncoder"]
 
@@ -17,7 +18,8 @@ class GeminiEncoder(Encoder):
     text or thought (``thought: true``) delta; function calls whole (and without an id, as
     Gemini sends them), never in fragments,
     calls made side by side (parallel) in one chunk; the last chunk (with the calls, when
-    the answer ends with them) carries ``finishReason`` and the usage."""
+    the answer ends with them) carries ``finishReason``, the usage and, when the text
+    cites sources, ``groundingMetadata`` (a chunk per source, a support per cited span)."""
 
     eol = EOL
 
@@ -25,11 +27,13 @@ class GeminiEncoder(Encoder):
         self.part: Part | None = None
         self.fragments: list[str] = []
         self.calls: list[JSON] = []  # finished calls not sent yet
+        self.citations: list[Citation] = []
 
     def _chunk(self, parts: list[JSON], **extra: object) -> bytes:
         cand: JSON = {"content": {"parts": parts, "role": "model"}, "index": 0}
-        if "finishReason" in extra:
-            cand["finishReason"] = extra.pop("finishReason")
+        for key in ("finishReason", "groundingMetadata"):  # the candidate's, not the chunk's
+            if key in extra:
+                cand[key] = extra.pop(key)
         body = {"candidates": [cand], **extra, "modelVersion": MODEL, "responseId": "pysse"}
         return sse_event(body, eol=EOL)
 
@@ -39,6 +43,8 @@ class GeminiEncoder(Encoder):
 
     def open(self, part: Part) -> list[bytes]:
         self.part, self.fragments = part, []
+        if isinstance(part, Text):
+            self.citations += [c for c in part.citations if c.url]
         return [] if isinstance(part, ToolUse) else self._flush()
 
     def delta(self, piece: str) -> list[bytes]:
@@ -71,8 +77,27 @@ class GeminiEncoder(Encoder):
             "totalTokenCount": 12 + output_tokens,
         }
         parts, self.calls = self.calls or [{"text": ""}], []  # calls last: in the last chunk
-        return [self._chunk(parts, finishReason="STOP", usageMetadata=usage)]
+        extra: JSON = {"groundingMetadata": _grounding(self.citations)} if self.citations else {}
+        return [self._chunk(parts, finishReason="STOP", **extra, usageMetadata=usage)]
 
     def error(self, message: str) -> list[bytes]:
         err = {"code": 503, "message": message, "status": "UNAVAILABLE"}
         return [sse_event({"error": err}, eol=EOL)]
+
+
+def _grounding(citations: list[Citation]) -> JSON:
+    """Search grounding as Gemini sends it: each source once in ``groundingChunks``, each
+    cited span in ``groundingSupports`` with the index of its source."""
+    chunks: dict[tuple[str, str], int] = {}
+    supports: list[JSON] = []
+    for c in citations:
+        at = chunks.setdefault((c.url, c.title), len(chunks))
+        if c.text or c.start is not None or c.end is not None:
+            seg: JSON = {"text": c.text} if c.text else {}
+            if c.start is not None:
+                seg["startIndex"] = c.start
+            if c.end is not None:
+                seg["endIndex"] = c.end
+            supports.append({"segment": seg, "groundingChunkIndices": [at]})
+    webs = [{"web": {"uri": url, "title": title}} for url, title in chunks]
+    return {"groundingChunks": webs, "groundingSupports": supports}

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from ...events import Citation
 from ..base import JSON, sse_event
-from .base import CREATED, MODEL, Encoder, Part, Reasoning, ToolUse
+from .base import CREATED, MODEL, Encoder, Part, Reasoning, Text, ToolUse
 
-__all__ = ["ChatEncoder"]
+__all__ = ["ChatEncoder", "url_citation"]
 
 
 class ChatEncoder(Encoder):
     """``chat.completion.chunk`` events as OpenAI streams them: the role first, then one
     ``delta`` per piece (``content``; ``reasoning_content`` as DeepSeek streams reasoning;
     ``tool_calls`` by index, the first fragment naming the call), the finish reason in a
-    chunk of its own, a usage chunk with no choices, and ``[DONE]``."""
+    chunk of its own, a usage chunk with no choices, and ``[DONE]``. A text's citations
+    follow it in one delta of ``annotations`` (``url_citation``), as web-search models send
+    them; one without a URL has no form here."""
 
     def __init__(self) -> None:
         self.part: Part | None = None
@@ -45,6 +48,12 @@ class ChatEncoder(Encoder):
         key = "reasoning_content" if isinstance(self.part, Reasoning) else "content"
         return [self._chunk({key: piece})]
 
+    def close(self) -> list[bytes]:
+        if not isinstance(self.part, Text):
+            return []
+        found = [url_citation(c) for c in self.part.citations if c.url]
+        return [self._chunk({"annotations": found})] if found else []
+
     def end(self, output_tokens: int) -> list[bytes]:
         usage = {
             "prompt_tokens": 12,
@@ -60,6 +69,13 @@ class ChatEncoder(Encoder):
     def error(self, message: str) -> list[bytes]:
         body = {"message": message, "type": "server_error", "param": None, "code": None}
         return [sse_event({"error": body})]
+
+
+def url_citation(c: Citation) -> JSON:
+    """A citation as Chat Completions nests it (the Responses API flattens the inner
+    object into the annotation)."""
+    cite = {"url": c.url, "title": c.title, "start_index": c.start or 0, "end_index": c.end or 0}
+    return {"type": "url_citation", "url_citation": cite}
 
 
 CHUNK_HEAD: JSON = {

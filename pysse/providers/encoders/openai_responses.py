@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..base import JSON, sse_event
 from .base import CREATED, MODEL, Encoder, HiddenReasoning, Part, Reasoning, Text
+from .openai_chat import url_citation
 
 __all__ = ["ResponsesEncoder"]
 
@@ -14,7 +15,9 @@ class ResponsesEncoder(Encoder):
     summary part, the deltas, their ``.done`` events, ``output_item.done``); then
     ``response.completed`` with every item and the usage. Every event has its
     ``sequence_number``; deltas name their ``item_id``, ``output_index`` and
-    ``content_index``/``summary_index``: the SDK's accumulator indexes by them."""
+    ``content_index``/``summary_index``: the SDK's accumulator indexes by them. A text's
+    citations are ``url_citation`` annotations: each announced
+    (``output_text.annotation.added``) after its deltas, then on the finished part."""
 
     def __init__(self) -> None:
         self.seq = 0
@@ -74,10 +77,18 @@ class ResponsesEncoder(Encoder):
         item = dict(self.item)
         if isinstance(self.part, Text):
             at = {**where, "content_index": 0}
+            notes = [url_citation(c)["url_citation"] for c in self.part.citations if c.url]
+            notes = [{"type": "url_citation", **n} for n in notes]
+            added = {"type": "response.output_text.annotation.added", **at}
+            out = [
+                self._event({**added, "annotation_index": i, "annotation": n})
+                for i, n in enumerate(notes)
+            ]
             done = {"type": "response.output_text.done", **at, "text": text, "logprobs": []}
-            part_done = {"type": "response.content_part.done", **at, "part": _output_text(text)}
-            out = [self._event(done), self._event(part_done)]
-            item |= {"status": "completed", "content": [_output_text(text)]}
+            whole = _output_text(text, notes)
+            part_done = {"type": "response.content_part.done", **at, "part": whole}
+            out += [self._event(done), self._event(part_done)]
+            item |= {"status": "completed", "content": [whole]}
         elif isinstance(self.part, Reasoning):
             at = {**where, "summary_index": 0}
             done = {"type": "response.reasoning_summary_text.done", **at, "text": text}
@@ -113,8 +124,8 @@ class ResponsesEncoder(Encoder):
         return [self._event(body)]
 
 
-def _output_text(text: str) -> JSON:
-    return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+def _output_text(text: str, annotations: list[JSON] | None = None) -> JSON:
+    return {"type": "output_text", "annotations": annotations or [], "logprobs": [], "text": text}
 
 
 def _summary(text: str) -> JSON:
