@@ -200,6 +200,8 @@ def test_route_by_model_prefix_and_catch_all() -> None:
     with pytest.raises(Refusal) as unknown:
         route(UPS, "b/gpt-x")  # b does not list it
     assert unknown.value.status == 400 and unknown.value.kind == "model_not_served"
+    g = Upstream("g", "http://g/v1beta", "gemini", models=("gemini-x",))
+    assert route([*UPS, g], "models/gemini-x") == (g, "models/gemini-x")
     local = Upstream("local", "http://l/v1")  # lists none: takes any other model
     assert route([*UPS, local], "llama-3") == (local, "llama-3")
     assert route([*UPS, local], "local/gpt-x") == (local, "gpt-x")
@@ -440,3 +442,38 @@ def test_named_upstreams_resume_across_relays_sharing_redis(
 def rb_key(up: ScriptServer) -> str:
     (only,) = up.requests
     return str(only.headers["x-api-key"])
+
+
+def test_each_official_sdk_reaches_its_models_upstream_through_one_relay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """openai, anthropic and google-genai, each at its native path of one relay with three
+    upstreams: each lands on the upstream serving its model (a model in the path, for
+    Gemini), with that upstream's key, and reads its answer."""
+    import sdk_clients as sdk
+
+    monkeypatch.setenv(VAR_A, KEY_A)
+    monkeypatch.setenv(VAR_B, KEY_B)
+    monkeypatch.setenv("PYSSE_TEST_KEY_G", "g-key-0123456789")
+    calls = [
+        ("openai-chat", sdk.chat_create, "a", VAR_A, "gpt-test", "/v1"),
+        ("anthropic", sdk.anthropic_stream, "b", VAR_B, "claude-test", "/v1"),
+        ("gemini", sdk.gemini_stream, "g", "PYSSE_TEST_KEY_G", "gemini-test", "/v1beta"),
+    ]
+    with ScriptServer() as ua, ScriptServer() as ub, ScriptServer() as ug:
+        servers = {"a": ua, "b": ub, "g": ug}
+        argv: list[str] = []
+        for fmt, _, name, var, model, base in calls:
+            argv += ["--upstream", f"{name}={servers[name].url}{base}"]
+            argv += ["--upstream-key-env", f"{name}={var}", "--upstream-format", f"{name}={fmt}"]
+            argv += ["--upstream-models", f"{name}={model}"]
+        with LiveServer(create_relay_app(config_from_args(parse(*argv)))) as relay:
+            for fmt, client, name, *_ in calls:
+                script = Script.answer(TEXT, fmt)  # type: ignore[arg-type]
+                servers[name].play(script)
+                assert client(relay.url, "hi") == sdk.expected(script.chat(fmt)), fmt  # type: ignore[arg-type]
+    assert [len(s.requests) for s in servers.values()] == [1, 1, 1]
+    assert ua.last_request.headers["authorization"] == f"Bearer {KEY_A}"
+    assert ub.last_request.headers["x-api-key"] == KEY_B
+    assert ug.last_request.headers["x-goog-api-key"] == "g-key-0123456789"
+    assert ug.last_request.path.startswith("/v1beta/models/gemini-test:streamGenerateContent")

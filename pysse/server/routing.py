@@ -105,7 +105,10 @@ def route(
             f"this relay serves several upstreams ({', '.join(u.name for u in upstreams)}) "
             "and picks one by the request's model: name a model (GET /v1/models lists them)",
         )
-    listing = [u for u in upstreams if model in u.models]
+    bare = model.removeprefix("models/")  # Gemini's own spelling of a model in a body
+    listing = [
+        u for u in upstreams if model in u.models or (u.provider.model_in_path and bare in u.models)
+    ]
     if len(listing) == 1:
         return listing[0], model
     name, slash, rest = model.partition("/")
