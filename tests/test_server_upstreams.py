@@ -176,6 +176,28 @@ def test_pysse_relay_reports_a_wrong_upstream_in_one_line() -> None:
     )
 
 
+def test_build_serve_takes_named_upstreams(keys: None) -> None:
+    """``build.py serve`` takes the relay's options, named upstreams included (checked at
+    start, before the site is built), and its banner names each upstream, never a key."""
+    import build  # (the project root is on pytest's pythonpath)
+    from pysse.server.relay import upstreams_line
+
+    port = free_port()
+    argv = two("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1", "--port", str(port))
+    start = build.serve_startup(build.parser().parse_args(["serve", *argv]))
+    try:
+        assert [u.name for u in start.relay.upstreams] == ["a", "b"]
+        line = upstreams_line(start.relay)
+        assert line == (
+            "a: http://127.0.0.1:9/v1 (openai-chat; gpt-x,gpt-y,shared), "
+            "b: http://127.0.0.1:9/v1 (anthropic; claude-x,shared)"
+        )
+        assert KEY_A not in line and KEY_B not in line
+    finally:
+        for s in start.sockets:
+            s.close()
+
+
 # -- which upstream a model goes to ----------------------------------------------------------
 
 UPS = [

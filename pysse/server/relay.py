@@ -75,12 +75,24 @@ __all__ = [  # the configuration too, from .config: one import for a relay
     "read_json_body",
     "relay_endpoint",
     "upstream_pool",
+    "upstreams_line",
 ]
 
 
 def served_formats(cfg: RelayConfig) -> list[str]:
     """The wire formats of the relay's upstreams, the first upstream's first."""
     return list(dict.fromkeys(u.format for u in cfg.upstreams))
+
+
+def upstreams_line(cfg: RelayConfig) -> str:
+    """Where the relay forwards, for the banner: ``URL (format)``, or with several upstreams
+    ``NAME: URL (format; models)`` for each (never a key: only its upstream's name)."""
+    if len(cfg.upstreams) == 1:
+        return f"{cfg.upstream} ({cfg.format})"
+    return ", ".join(
+        f"{u.name}: {u.url} ({u.format}{'; ' + ','.join(u.models) if u.models else ''})"
+        for u in cfg.upstreams
+    )
 
 
 def other_format_endpoint(cfg: RelayConfig, name: str) -> Callable[[Request], Awaitable[Response]]:
@@ -173,13 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     origins = ", ".join(cfg.allow_origins) or "none (add --allow-origin for a web page)"
     # Never the Redis URL itself: it may hold a password.
     kept = "in Redis" if cfg.store.startswith("redis") or "://" in cfg.store else "in memory"
-    ups = ", ".join(
-        f"{u.name}: {u.url} ({u.format}{'; ' + ','.join(u.models) if u.models else ''})"
-        for u in cfg.upstreams
-    )
     print(
-        f"pysse relay: POST http://{args.host}:{args.port}/relay -> "
-        f"{cfg.upstream + f' ({cfg.format})' if len(cfg.upstreams) == 1 else ups}; "
+        f"pysse relay: POST http://{args.host}:{args.port}/relay -> {upstreams_line(cfg)}; "
         f"pages allowed from: {origins}; answers kept for resuming: "
         f"{kept if cfg.resume else 'no (--no-resume)'}",
         flush=True,
