@@ -761,7 +761,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Served at once at brotli 9; brotli 11 swapped in as it is ready (buildtools/compress.py)
     threading.Thread(target=upgrade, args=(site, CACHE, log), daemon=True).start()
     app = create_app(site, relay=relay, forwarder=start.forwarder)
-    where = f" (relay at /relay -> {relay.upstream}, {relay.format})" if relay else ""
+    if relay:
+        from pysse.server.relay import upstreams_line
+
+        where = f" (relay at /relay -> {upstreams_line(relay)})"
+    else:
+        where = ""
     print(f"\n  pysse chat page: http://{args.host}:{args.port}/{where}\n", flush=True)
     limits = ServerLimits(max_connections=args.max_connections, header_timeout=args.header_timeout)
     run(app, args.host, args.port, limits, sockets=start.sockets)

@@ -22,7 +22,8 @@ from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
 from . import demo, demo_received
 from .body import json_error, read_json_body
-from .demo_relay import DemoAnswers
+from .demo_relay import DemoAnswers, demo_models
+from .endpoint import models_endpoint
 from .forward import Forwarder
 from .native import (
     ANY_METHOD,
@@ -81,9 +82,9 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0, kept: DemoAnswers | None 
 def demo_routes(demo_pace: float = 1.0) -> list[Route]:
     """The demo relay at each format's native paths (``pysse.server.native``: what the
     official SDKs call, e.g. Gemini's under ``/v1/`` and ``/v1beta/``, any model name), a
-    clear 400 for Gemini's non-streaming call, and a JSON 404 for any other ``/v1``
-    path."""
-    routes = []
+    clear 400 for Gemini's non-streaming call, a JSON 404 for any other ``/v1`` path, and
+    its models at ``GET /v1/models`` (``demo_relay.demo_models``)."""
+    routes = [Route("/v1/models", demo_models, methods=["GET"])]
     kept = DemoAnswers()  # one store for every format's path
     methods = ["POST", "GET", "DELETE"]
     for name, provider in PROVIDERS.items():
@@ -136,6 +137,8 @@ def create_app(
         relay = RelayConfig.from_args(upstream, api_key_env, upstream_format, allow_origins or [])
     if relay is not None:
         relay.serves_page = True
+        # The relay's models, not the demo's: a page picks among what /relay serves.
+        routes.insert(0, Route("/v1/models", models_endpoint(relay), methods=["GET", "OPTIONS"]))
         routes.append(
             Route(
                 "/relay",

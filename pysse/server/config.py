@@ -1,6 +1,7 @@
 """The relay's configuration: every option with its default (``RelayConfig``), the command
-line that sets them (shared by ``pysse-relay`` and ``build.py serve --upstream``), and the checks
-a request's model must pass before anything is forwarded (``check_model``)."""
+line that sets them (shared by ``pysse-relay`` and ``build.py serve --upstream``; several
+named upstreams in ``named_upstreams``), and the checks a request's model must pass before
+anything is forwarded (``check_model``, which also picks its upstream: ``routing``)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,17 @@ from typing import Any
 from ..errors import ConfigError
 from ..providers import PROVIDERS, Provider, get_provider, valid_model_name
 from .command_line import header_name, positive_count, positive_seconds, seconds_or_zero
+from .named_upstreams import named_upstreams
 from .origins import normalize_origin
 from .redis_store import RedisStore
 from .resume import Answers
+from .routing import DEFAULT_NAME, Refusal, Upstream, guess_format, route
 from .store import REDIS_SCHEMES, AnswerStore, MemoryStore, check_store
 
 __all__ = [
     "Refusal",
     "RelayConfig",
+    "Upstream",
     "add_relay_arguments",
     "check_model",
     "config_from_args",
@@ -31,6 +35,11 @@ __all__ = [
 
 @dataclass
 class RelayConfig:
+    """The relay's settings. ``upstream``, ``format`` and ``api_key``: the single upstream
+    (``--upstream URL``), or the first of ``upstreams`` (``--upstream NAME=URL``, repeated),
+    which a request picks by its model (``routing``). Left empty, ``upstreams`` is the single
+    one, named ``default``, taking any model."""
+
     upstream: str
     format: str = "openai-chat"
     api_key: str | None = field(default=None, repr=False)
@@ -58,9 +67,12 @@ class RelayConfig:
     store_max_bytes: int = 64 << 20  # all recorded answers together (memory store)
     unwatched_timeout: float = 120.0  # cancel an answer nobody has read for this long
     metrics_every: float = 0.0  # log a metrics line this often (0: never; GET /metrics always)
+    upstreams: list[Upstream] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         get_provider(self.format)  # a ValueError naming the valid formats
+        if not self.upstreams:
+            self.upstreams = [Upstream(DEFAULT_NAME, self.upstream, self.format, self.api_key)]
         for origin in self.allow_origins:
             if origin != "*":
                 try:
@@ -93,16 +105,26 @@ class RelayConfig:
                 f"--upstream {upstream!r} is not a URL: give the provider's base URL, "
                 "e.g. https://api.openai.com/v1"
             )
+        return cls.checked(
+            upstream=upstream.rstrip("/"),
+            format=fmt or guess_format(upstream),
+            api_key=key,
+            allow_origins=allow_origins,
+            **kw,
+        )
+
+    @classmethod
+    def checked(cls, **kw: Any) -> RelayConfig:
+        """A ``RelayConfig`` whose every ``ValueError`` is a ``ConfigError`` (one line at start)."""
         try:
-            return cls(
-                upstream=upstream.rstrip("/"),
-                format=fmt or guess_format(upstream),
-                api_key=key,
-                allow_origins=allow_origins,
-                **kw,
-            )
+            return cls(**kw)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+
+    @property
+    def secrets(self) -> list[str]:
+        """Every upstream's key: scrubbed from whatever any upstream sends back."""
+        return [u.api_key for u in self.upstreams if u.api_key]
 
     @property
     def provider(self) -> Provider:
@@ -136,28 +158,9 @@ def open_store(spec: str, ttl: float = 600.0, max_bytes: int = 64 << 20) -> Answ
     return MemoryStore(ttl, max_bytes)
 
 
-def guess_format(upstream: str) -> str:
-    u = upstream.lower()
-    if "anthropic" in u or u.endswith("/messages"):
-        return "anthropic"
-    if "generativelanguage" in u or "gemini" in u:
-        return "gemini"
-    if u.endswith("/responses"):
-        return "openai-responses"
-    return "openai-chat"
-
-
-class Refusal(Exception):
-    """A request the relay answers with a JSON error instead of forwarding."""
-
-    def __init__(self, status: int, kind: str, message: str, log_it: bool = True) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.log_it = log_it
-
-
-def check_model(cfg: RelayConfig, body: dict[str, Any], path_model: str | None) -> None:
+def check_model(cfg: RelayConfig, body: dict[str, Any], path_model: str | None) -> Upstream:
+    """The upstream for ``body`` (``routing.route``: by its model, whose ``NAME/`` prefix is
+    dropped from ``body``), once the model passes every check; else a ``Refusal``."""
     model = body.get("model")
     if model is not None and not isinstance(model, str):
         raise Refusal(400, "invalid_model", "the model must be a string")
@@ -167,6 +170,9 @@ def check_model(cfg: RelayConfig, body: dict[str, Any], path_model: str | None) 
         body["model"] = model = path_model
     if model is not None and any(ord(c) < 0x20 or c == "\x7f" for c in model):
         raise Refusal(400, "invalid_model", "the model name contains control characters")
+    up, routed = route(cfg.upstreams, model, cfg.allowed_models)
+    if routed != model:
+        body["model"] = model = routed
     if cfg.allowed_models and model not in cfg.allowed_models:
         shown = json.dumps(model)[:100] if model is not None else "(none)"
         raise Refusal(
@@ -175,7 +181,7 @@ def check_model(cfg: RelayConfig, body: dict[str, Any], path_model: str | None) 
             f"model {shown} is not allowed by this relay (allowed: "
             f"{', '.join(cfg.allowed_models)})",
         )
-    if cfg.provider.model_in_path and model is not None:
+    if up.provider.model_in_path and model is not None:
         name = model.removeprefix("models/")
         if not valid_model_name(name):
             raise Refusal(
@@ -183,6 +189,7 @@ def check_model(cfg: RelayConfig, body: dict[str, Any], path_model: str | None) 
                 "invalid_model",
                 "invalid model name: use letters, digits, '.', '-' and '_'",
             )
+    return up
 
 
 def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) -> None:
@@ -191,9 +198,18 @@ def add_relay_arguments(ap: argparse.ArgumentParser, upstream_required: bool) ->
     than a relay that refuses every request or never times out."""
     ap.add_argument(
         "--upstream",
+        action="append",
         required=upstream_required,
-        help="the provider's base URL, e.g. https://api.openai.com/v1 (or a full endpoint URL)",
+        metavar="URL|NAME=URL",
+        help="the provider's base URL, e.g. https://api.openai.com/v1 (or a full endpoint URL); "
+        "several: NAME=URL for each (repeat), a request picks one by its model",
     )
+    for flag, what in (
+        ("--upstream-key-env", "NAME=VAR: the variable holding upstream NAME's key"),
+        ("--upstream-format", f"NAME=FORMAT: upstream NAME's wire format ({', '.join(PROVIDERS)})"),
+        ("--upstream-models", "NAME=M1,M2: the models upstream NAME serves (repeat to add)"),
+    ):
+        ap.add_argument(flag, action="append", default=[], metavar="NAME=...", help=what)
     ap.add_argument(
         "--api-key-env",
         default=None,
@@ -262,11 +278,33 @@ def config_from_args(args: argparse.Namespace, **kw: Any) -> RelayConfig:
                 f"the environment variable {args.secret_env} is not set: export the shared "
                 "secret the page must send, or leave out --secret-env"
             )
-    return RelayConfig.from_args(
-        args.upstream,
+    specs = args.upstream if isinstance(args.upstream, list) else [args.upstream]
+    named = named_upstreams(
+        specs,
         args.api_key_env,
         args.format,
-        args.allow_origin,
+        getattr(args, "upstream_key_env", []),
+        getattr(args, "upstream_format", []),
+        getattr(args, "upstream_models", []),
+    )
+    if named is None:
+        return RelayConfig.from_args(
+            specs[0], args.api_key_env, args.format, args.allow_origin, **_options(args, secret, kw)
+        )
+    first = named[0]
+    return RelayConfig.checked(
+        upstream=first.url,
+        format=first.format,
+        api_key=first.api_key,
+        upstreams=named,
+        allow_origins=args.allow_origin,
+        **_options(args, secret, kw),
+    )
+
+
+def _options(args: argparse.Namespace, secret: str | None, kw: dict[str, Any]) -> dict[str, Any]:
+    """The settings besides the upstreams, as ``RelayConfig`` names them."""
+    return dict(
         allow_headers=args.allow_header,
         allowed_models=args.allow_model,
         max_body=args.max_body,

@@ -6,15 +6,20 @@ the page reads it (and resumes it) from there.
 ``/demo cut`` cuts the page's connection mid-answer while the answer goes on being
 "generated": the page shows "Reconnecting…", resumes, and ends with the whole answer.
 Scenarios that are not a stream (``/demo 401``, ``/demo html``...) are played directly.
+
+``GET /v1/models`` lists one demo model per format (``demo_models``), in the real relay's
+shape, so a page's model picker can be tried offline.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
+from ..providers import PROVIDERS
 from ..testing.asgi import ScriptResponse
 from ..testing.player import wait
 from ..testing.script import Script
@@ -22,9 +27,33 @@ from .resume import Answers, TailResponse
 from .serve import STOPPING, Stopped
 from .store import MemoryStore
 
-__all__ = ["DemoAnswers"]
+__all__ = ["DemoAnswers", "demo_model_list", "demo_models"]
 
 DEMO_HEADERS = {"x-pysse-relay": "demo"}
+
+
+def demo_model_list() -> dict[str, Any]:
+    """One model a format, ``demo-FORMAT`` (the demo answers whatever the model), listed as
+    the real relay lists its upstreams' (``routing.model_list``): owned by ``demo``, with
+    the format a page must speak to it."""
+    return {
+        "object": "list",
+        "data": [
+            {
+                "id": f"demo-{name}",
+                "object": "model",
+                "created": 0,
+                "owned_by": "demo",
+                "pysse": {"upstream": "demo", "format": name},
+            }
+            for name in PROVIDERS
+        ],
+    }
+
+
+async def demo_models(request: Request) -> Response:
+    """``GET /v1/models`` of the demo relay."""
+    return JSONResponse(demo_model_list(), headers={**DEMO_HEADERS, "cache-control": "no-store"})
 
 
 async def played(script: Script) -> AsyncIterator[bytes]:

@@ -18,6 +18,7 @@ from .body import json_error
 from .config import RelayConfig
 from .metrics import RelayMetrics
 from .resume import Answers, TailResponse
+from .routing import Upstream
 from .serve import STOPPING
 from .stream import StreamGuard, passthrough
 from .upstream import Decompressor, Scrubber, UpstreamPool, read_capped
@@ -54,7 +55,7 @@ class Forwarder:
         self.pool = pool
         self.answers = answers
         self.guard = StreamGuard(cfg.idle_timeout, cfg.content_timeout, cfg.max_duration)
-        self.secrets = [cfg.api_key] if cfg.api_key else []
+        self.secrets = cfg.secrets  # every upstream's: any of them could echo another's
         self.metrics = RelayMetrics(self.guard, answers, cfg.metrics_every)
         self._urls: dict[str, httpx.URL] = {}  # parsed once, not per request
 
@@ -72,12 +73,16 @@ class Forwarder:
         body: dict[str, Any],
         cors: dict[str, str],
         gone: Callable[[], Awaitable[bool]] | None = None,
+        upstream: Upstream | None = None,
     ) -> Response | TailResponse:
+        """POST ``body`` to ``url`` at ``upstream`` (whose key it carries; the first
+        upstream's if not given)."""
+        upstream = upstream or self.cfg.upstreams[0]
         headers = {
             "content-type": "application/json",
             "accept": "text/event-stream",
             "accept-encoding": "identity",
-            **self.cfg.auth_headers(),
+            **upstream.auth_headers(),
         }
         # The body as parsed and checked, re-serialised: what was checked is what is sent.
         content = json.dumps(body, ensure_ascii=False).encode()
@@ -85,7 +90,9 @@ class Forwarder:
         response: Response | TailResponse | None = None
         try:
             release = lambda: self.pool.release(shard)  # noqa: E731
-            response = await self._send(http, url, content, headers, cors, release, gone)
+            response = await self._send(
+                http, url, content, headers, cors, release, gone, upstream.name
+            )
             return response
         finally:
             if not isinstance(response, StreamingResponse | TailResponse):
@@ -100,10 +107,10 @@ class Forwarder:
         cors: dict[str, str],
         release: Callable[[], None],
         gone: Callable[[], Awaitable[bool]] | None,
+        name: str,
     ) -> Response | TailResponse:
-        cfg = self.cfg
-
         target = self._url(url)
+        where = f"{name} ({target.host})"  # never the URL's query: it may hold a key
 
         async def post() -> httpx.Response:
             request = http.build_request("POST", target, content=content, headers=headers)
@@ -119,10 +126,10 @@ class Forwarder:
                 log.info("upstream closed a reused connection; sending again")
                 upstream = await post()
         except httpx.TimeoutException:
-            log.warning("upstream timeout: no answer from %s", cfg.upstream)
+            log.warning("upstream timeout: no answer from %s", where)
             return json_error(504, "upstream_timeout", "the upstream did not answer in time", cors)
         except httpx.HTTPError as exc:
-            log.warning("upstream unreachable: %s (%s)", cfg.upstream, type(exc).__name__)
+            log.warning("upstream unreachable: %s (%s)", where, type(exc).__name__)
             return json_error(
                 502,
                 "upstream_unreachable",

@@ -5,6 +5,10 @@ bytes straight back, unbuffered and unchanged.
     pysse-relay --upstream https://api.openai.com/v1 --api-key-env OPENAI_API_KEY \\
         --allow-origin https://chat.example [--format openai-chat] [--port 8787]
 
+Several upstreams: ``--upstream NAME=URL`` (repeat) with ``--upstream-key-env``,
+``--upstream-format`` and ``--upstream-models NAME=...`` (``named_upstreams``); a request
+goes to the upstream serving its model (``routing``), and ``GET /v1/models`` lists them.
+
 What it guarantees, and why:
 
 * **Byte-exact passthrough.** The relay never re-frames the stream; each upstream chunk is
@@ -52,7 +56,7 @@ from ..providers import PROVIDERS
 from .body import json_error, read_json_body
 from .command_line import OneLineParser, exit_with, port_number
 from .config import RelayConfig, add_relay_arguments, config_from_args, guess_format
-from .endpoint import relay_endpoint
+from .endpoint import models_endpoint, relay_endpoint
 from .forward import Forwarder, upstream_pool
 from .metrics import metrics_endpoint
 from .native import ANY_METHOD, error_handlers, native_paths, not_streamed_endpoint, unary_paths
@@ -71,19 +75,37 @@ __all__ = [  # the configuration too, from .config: one import for a relay
     "read_json_body",
     "relay_endpoint",
     "upstream_pool",
+    "upstreams_line",
 ]
+
+
+def served_formats(cfg: RelayConfig) -> list[str]:
+    """The wire formats of the relay's upstreams, the first upstream's first."""
+    return list(dict.fromkeys(u.format for u in cfg.upstreams))
+
+
+def upstreams_line(cfg: RelayConfig) -> str:
+    """Where the relay forwards, for the banner: ``URL (format)``, or with several upstreams
+    ``NAME: URL (format; models)`` for each (never a key: only its upstream's name)."""
+    if len(cfg.upstreams) == 1:
+        return f"{cfg.upstream} ({cfg.format})"
+    return ", ".join(
+        f"{u.name}: {u.url} ({u.format}{'; ' + ','.join(u.models) if u.models else ''})"
+        for u in cfg.upstreams
+    )
 
 
 def other_format_endpoint(cfg: RelayConfig, name: str) -> Callable[[Request], Awaitable[Response]]:
     """Another format's native path: a clear 404 saying where this relay listens."""
 
     async def endpoint(request: Request) -> Response:
-        own = " or ".join(p.replace("{model}", "MODEL") for p in native_paths(cfg.provider))
+        served = [PROVIDERS[f] for f in served_formats(cfg)]
+        own = " or ".join(p.replace("{model}", "MODEL") for f in served for p in native_paths(f))
+        what = ", ".join(f"{p.label} ({p.name})" for p in served)
         return json_error(
             404,
             "wrong_format",
-            f"this relay forwards {cfg.provider.label} (--format {cfg.format}), not "
-            f"{PROVIDERS[name].label}: POST to {own} or /relay",
+            f"this relay forwards {what}, not {PROVIDERS[name].label}: POST to {own} or /relay",
         )
 
     return endpoint
@@ -101,7 +123,9 @@ def create_relay_app(
     paths say where to go, any other path is a JSON 404; its numbers at ``/metrics``.
     ``answers``: the answer store and producers (made from ``cfg`` if not given; tests pass
     their own to look inside). ``forwarder``: the relay's pools and answers already made
-    and checked (``startup.start_relay``); ``client`` and ``answers`` are not used then."""
+    and checked (``startup.start_relay``); ``client`` and ``answers`` are not used then.
+    With several upstreams, every format they speak has its native paths, and
+    ``GET /v1/models`` lists what they serve."""
     if forwarder is None:
         if answers is None:
             answers = cfg.answers()
@@ -109,11 +133,15 @@ def create_relay_app(
     handler = relay_endpoint(cfg, forwarder=forwarder)
     methods = ["POST", "OPTIONS", "GET", "DELETE"]
     routes = [Route("/", handler, methods=methods), Route("/relay", handler, methods=methods)]
-    own = cfg.provider
-    native = relay_endpoint(cfg, path_model=own.model_in_path, forwarder=forwarder)
-    routes += [Route(path, native, methods=methods) for path in native_paths(own)]
-    refuse = not_streamed_endpoint(own)
-    routes += [Route(path, refuse, methods=ANY_METHOD) for path in unary_paths(own)]
+    routes.append(Route("/v1/models", models_endpoint(cfg), methods=["GET", "OPTIONS"]))
+    for fmt in served_formats(cfg):
+        own = PROVIDERS[fmt]
+        native = relay_endpoint(
+            cfg, path_model=own.model_in_path, path_format=fmt, forwarder=forwarder
+        )
+        routes += [Route(path, native, methods=methods) for path in native_paths(own)]
+        refuse = not_streamed_endpoint(own)
+        routes += [Route(path, refuse, methods=ANY_METHOD) for path in unary_paths(own)]
     served = [r.path for r in routes]
     for name, provider in PROVIDERS.items():
         routes += [
@@ -158,8 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     # Never the Redis URL itself: it may hold a password.
     kept = "in Redis" if cfg.store.startswith("redis") or "://" in cfg.store else "in memory"
     print(
-        f"pysse relay: POST http://{args.host}:{args.port}/relay -> {cfg.upstream} "
-        f"({cfg.format}); pages allowed from: {origins}; answers kept for resuming: "
+        f"pysse relay: POST http://{args.host}:{args.port}/relay -> {upstreams_line(cfg)}; "
+        f"pages allowed from: {origins}; answers kept for resuming: "
         f"{kept if cfg.resume else 'no (--no-resume)'}",
         flush=True,
     )
