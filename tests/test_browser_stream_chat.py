@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pysse.render.markdown import render
+from pysse.server import demo
 
 pytestmark = pytest.mark.browser
 
@@ -54,6 +55,16 @@ json.dumps({"text": r.text, "outcome": r.outcome, "joined": "".join(texts),
             "format": r.format})
 """,
     )
+    cited = py(
+        page,
+        """
+c = await stream_chat("/v1/responses", {"model": "demo", "stream": True, "input": "/demo cite"},
+                      into=target("t1c"))
+json.dumps([[x.url, x.linkable] for x in c.citations])
+""",
+    )
+    assert cited == [[c.url, c.linkable] for c in demo.CITATIONS]  # each once, in order
+    assert [link for _, link in cited] == [True, True, True, False]
     assert got["outcome"] == "completed"
     assert got["text"].count("\n|") > 100 and got["joined"] == got["text"]
     assert got["html"] == render(got["text"])  # the final DOM is the one-shot render

@@ -27,19 +27,14 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from .. import faults
 from ..events import (
     ChatEvent,
     Finish,
-    Outcome,
-    ProviderError,
     ReasoningDelta,
-    ToolCall,
     ToolCallDelta,
-    Usage,
 )
 from ..render import lazy
 from ..render.dom import DomWriter
@@ -49,6 +44,7 @@ from .answer import AnswerListener, AnswerSession
 from .extras_view import ReasoningView, ToolCallsView, writer_for
 from .net import Net, NetHandle, Probe, Timeouts
 from .reconnect import Drop
+from .result import ChatResult, result_of
 
 LAZY_WAIT_S = 2.0  # after the end, the longest a lexer or math is waited for
 
@@ -63,27 +59,6 @@ __all__ = [
     "body_json",
     "safely",
 ]
-
-
-@dataclass(frozen=True)
-class ChatResult:
-    """How an answer ended. ``text`` is every delta, concatenated exactly (a continued answer:
-    the whole joined text); ``outcome`` is ``completed`` only when the provider's own terminal
-    signal arrived; ``detail`` says why in a sentence people can act on. ``reasoning`` and
-    ``tool_calls`` are what the model streamed beside its text (``ChatStream``'s)."""
-
-    text: str
-    outcome: Outcome
-    detail: str
-    finish_reason: str | None
-    usage: Usage | None
-    error: ProviderError | None
-    format: str | None
-    answer_id: str
-    resumes: int
-    bytes: int
-    reasoning: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class CallListener(AnswerListener):
@@ -398,21 +373,7 @@ class ChatCall(AnswerListener):
             getattr(listener, name)(*args)
 
     def _result(self) -> ChatResult:
-        s, cs = self.session, self.session.cs
-        return ChatResult(
-            text=s.text,
-            outcome=Outcome(s.state),
-            detail=s.note,
-            finish_reason=cs.finish_reason,
-            usage=cs.usage,
-            error=cs.error,
-            format=cs.detected_format,
-            answer_id=s.answer_id,
-            resumes=len(s.resumes),
-            bytes=cs.bytes_fed,
-            reasoning=cs.reasoning,
-            tool_calls=cs.tool_calls,
-        )
+        return result_of(self.session)
 
     def timing(self) -> dict[str, Any]:
         sched = self.sched
