@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from support import CHROMIUM_ARGS, LiveServer, chromium_path
+from support import CHROMIUM_ARGS, LiveServer, RedisServer, chromium_path
 
 ROOT = Path(__file__).resolve().parents[1]
 # How long an event may take before a test gives up: bounds for a broken page, never a speed
@@ -34,6 +34,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or it.get_closest_marker("pyodide") is not None
         )
     )
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A real ``redis-server`` of its own on a free port, stopped after the test (the
+    multi-relay tests: answers shared through Redis)."""
+    server = RedisServer()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -21,15 +21,6 @@ BODY = {"model": "demo", "stream": True, "messages": [{"role": "user", "content"
 TEXT = "Résumé: 東京 🙂 — one answer, two relays, no second generation. " * 8
 
 
-@pytest.fixture
-def redis_server() -> Iterator[RedisServer]:
-    server = RedisServer()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def relay_process(up: ScriptServer, redis_url: str, *extra: str) -> ServerProcess:
     port = free_port()
     argv = [sys.executable, "-m", "pysse.server.relay", "--upstream", up.url + "/v1"]

@@ -419,15 +419,6 @@ def test_an_answer_from_the_second_upstream_resumes(
     assert len(b.requests) == 1 and not a.requests  # one generation, on its upstream
 
 
-@pytest.fixture
-def redis_server() -> Iterator[RedisServer]:
-    server = RedisServer()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def test_named_upstreams_resume_across_relays_sharing_redis(
     keys: None, ups: tuple[ScriptServer, ScriptServer], redis_server: RedisServer
 ) -> None:
