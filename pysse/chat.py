@@ -133,6 +133,12 @@ class ChatStream:
         return self._adapter_name
 
     @property
+    def model(self) -> str | None:
+        """The model the provider says writes the answer (its stream's first mention), or
+        None if it has not said."""
+        return self._adapter.model if self._adapter is not None else None
+
+    @property
     def text(self) -> str:
         """Every text delta so far, concatenated exactly."""
         if self._text is None:
@@ -283,6 +289,7 @@ class ChatStream:
             return self._end_with_error(err)
         if adapter is None:
             return []  # not decided yet (a format-neutral first event): wait for the next
+        adapter.note_model(obj)
         return self._apply(adapter.handle(ev, obj))
 
     def _apply(self, events: list[ChatEvent]) -> list[ChatEvent]:

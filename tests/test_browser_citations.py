@@ -18,6 +18,7 @@ SOURCES = """() => { const a = [...document.querySelectorAll('[data-role=assista
   const s = a.querySelector('[data-role=sources]');
   return {hidden: s.hidden, title: s.querySelector('h3').textContent,
           answer: a.dataset.text, bold: s.querySelectorAll('b').length,
+          model: a.querySelector('[data-role=model]').hidden ? null : a.querySelector('[data-role=model]').textContent,
           js: document.querySelectorAll('a[href^="javascript"], [href*="alert("]').length,
           items: [...s.querySelectorAll('ol > li')].map(li => {
             const link = li.querySelector('a');
@@ -53,6 +54,7 @@ def test_demo_cite_lists_its_http_sources_and_keeps_them_through_a_reload(
     assert live["hidden"] is False and live["title"] == "Sources"
     assert live["items"] == want  # the title "Streaming <b>chat</b>" as text, never HTML
     assert live["bold"] == 0 and live["js"] == 0
+    assert live["model"] == "demo"  # the model the stream says wrote it (response.model)
     stored = wait_stored(
         page,
         lambda s: (
@@ -61,6 +63,7 @@ def test_demo_cite_lists_its_http_sources_and_keeps_them_through_a_reload(
             and len(stored_answers(s)[0].get("citations") or []) == 3
         ),
     )
+    assert stored_answers(stored)[0]["model"] == "demo"
     assert [c["url"] for c in stored_answers(stored)[0]["citations"]] == [w["href"] for w in want]
 
     page = p.reload()
@@ -71,3 +74,4 @@ def test_demo_cite_lists_its_http_sources_and_keeps_them_through_a_reload(
     again = page.evaluate(SOURCES)
     assert again["items"] == want and again["hidden"] is False
     assert again["bold"] == 0 and again["js"] == 0
+    assert again["model"] == "demo"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,58 @@ def test_auth_headers_per_format() -> None:
 )
 def test_error_message_from_any_error_body(body: str, message: str) -> None:
     assert error_message(body) == message
+
+
+# -- the model that writes the answer ------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses", "anthropic", "gemini"])
+def test_the_stream_names_the_model_that_writes_the_answer(fmt: str) -> None:
+    from pysse.providers import encode_answer, get_provider
+
+    cs = ChatStream(fmt)
+    for event in encode_answer(get_provider(fmt), ["hel", "lo"]):  # reports the model "demo"
+        cs.feed(event)
+    assert cs.model == "demo"
+    assert ChatStream(fmt).model is None  # nothing said yet
+
+
+@pytest.mark.parametrize(
+    ("fmt", "payload", "want"),
+    [
+        ("openai-chat", {"model": "x" * 5000, "choices": []}, "x" * 200),
+        ("openai-chat", {"model": 42, "choices": []}, None),
+        ("openai-chat", {"model": "  gpt\n4.1  ", "choices": []}, "gpt 4.1"),
+        ("openai-responses", {"type": "response.created", "response": {"model": "o4"}}, "o4"),
+        ("anthropic", {"type": "message_start", "message": {"model": ["no"]}}, None),
+        ("gemini", {"candidates": [], "modelVersion": "gemini-2.5-pro"}, "gemini-2.5-pro"),
+    ],
+)
+def test_a_reported_model_is_a_bounded_line_or_nothing(
+    fmt: str, payload: dict[str, object], want: str | None
+) -> None:
+    cs = ChatStream(fmt)
+    cs.feed(f"data: {json.dumps(payload)}\n\n".encode())
+    assert cs.model == want
+    if want is not None:  # the first mention counts
+        later = dict(payload, model="other", modelVersion="other")
+        cs.feed(f"data: {json.dumps(later)}\n\n".encode())
+        assert cs.model == want
+
+
+@pytest.mark.parametrize(
+    ("fixture", "fmt"),
+    [
+        ("openai_chat_text.sse", "openai-chat"),
+        ("openai_responses_text.sse", "openai-responses"),
+        ("anthropic_text.sse", "anthropic"),
+        ("gemini_text.sse", "gemini"),
+    ],
+)
+def test_each_captured_stream_names_its_model(fixture: str, fmt: str) -> None:
+    raw = (Path(__file__).parent / "fixtures" / fixture).read_bytes()
+    for name in (fmt, "auto"):
+        cs = ChatStream(name)
+        cs.feed(raw)
+        model = cs.model
+        assert model and model != "demo" and model in raw.decode(), (fixture, name, model)

@@ -192,6 +192,7 @@ class Answers(AnswerLocks):
         if self.streaming.get(turn.chat_id) is turn:
             del self.streaming[turn.chat_id]
         self.app.view.show_speed(turn.el, turn.speed.view(turn.now()))
+        self.app.view.show_model(turn.el, turn.cs.model or "")
         self.app.announce(announcement(turn.state, turn.last_note))
         conv = self.app.chats.convs.get(turn.chat_id)
         if conv is None or turn.message_id not in conv.messages:
@@ -203,6 +204,7 @@ class Answers(AnswerLocks):
             turn.state,
             detail=turn.last_note,
             format=turn.cs.detected_format,
+            model=turn.cs.model,
             usage=(u.input_tokens, u.output_tokens) if u else None,
             speed=turn.speed.summary(turn.now()),
             relay_id=turn.answer_id,

@@ -191,6 +191,8 @@ class LogView:
         usage = usage_text(msg.usage)
         if usage:
             q(".usage", art).textContent = usage
+        if msg.model:
+            self.show_model(art, msg.model)
         self._restored[msg.id] = (state, msg.text, detail, art)
         return art
 
@@ -241,6 +243,12 @@ class LogView:
             versions.setAttribute("aria-label", f"version {pos} of {count}")
             q("[data-role=version-prev]", versions).disabled = pos <= 1
             q("[data-role=version-next]", versions).disabled = pos >= count
+
+    def show_model(self, art: Any, model: str) -> None:
+        """Which model wrote the answer, as its stream said (text only: a provider's string)."""
+        el = q("[data-role=model]", art)
+        el.textContent = model
+        el.hidden = not model
 
     def show_speed(self, art: Any, view: SpeedView | None) -> None:
         q("[data-role=speed]", art).textContent = view.text if view else ""

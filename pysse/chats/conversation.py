@@ -191,6 +191,7 @@ class Conversation:
         *,
         detail: str = "",
         format: str | None = None,
+        model: str | None = None,
         usage: tuple[int | None, int | None] | None = None,
         speed: dict[str, Any] | None = None,
         relay_id: str = "",
@@ -207,6 +208,7 @@ class Conversation:
         msg = self.messages[answer_id]
         msg.text, msg.state, msg.detail = text, state, detail
         msg.format = format or msg.format
+        msg.model = model or msg.model
         msg.usage = usage or msg.usage
         msg.speed = speed or msg.speed
         msg.answer_id = relay_id or msg.answer_id

@@ -33,6 +33,7 @@ class Message:
     state: str = "completed"
     detail: str = ""  # how it ended, for people ("truncated: the connection closed ...")
     format: str | None = None  # the wire format its stream was in
+    model: str = ""  # the model its stream said wrote it (ChatStream.model), "" if unsaid
     usage: tuple[int | None, int | None] | None = None
     created: float = field(default_factory=time.time)
     pieces: int = 1  # > 1 once continued: the text is the join of several answers
@@ -63,6 +64,8 @@ class Message:
         }
         if self.role == "assistant":
             out.update(state=self.state, detail=self.detail, format=self.format)
+            if self.model:
+                out["model"] = self.model
             out["usage"] = list(self.usage) if self.usage else None
             out["pieces"] = self.pieces
             out["speed"] = self.speed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..providers.base import MAX_MODEL_CHARS
 from .message import STATES, Message
 from .message_extras import (
     ExtrasError,
@@ -60,6 +61,7 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
         state=state,
         detail=r.text(m.get("detail"), f"{at}'s 'detail'"),
         format=fmt,
+        model=" ".join(r.text(m.get("model"), f"{at}'s 'model'", MAX_MODEL_CHARS).split()),
         usage=_usage(m.get("usage"), at, r),
         created=r.number(m.get("created"), f"{at}'s 'created'", 0, MAX_TIME) or 0.0,
         pieces=r.count(m.get("pieces"), f"{at}'s 'pieces'", 1, MAX_PIECES) or 1,

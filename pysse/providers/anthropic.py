@@ -50,6 +50,7 @@ EVENTS = frozenset(
 
 class AnthropicDecoder(Decoder):
     terminal_signal = "message_stop"
+    model_path = ("message", "model")
 
     def __init__(self) -> None:
         self.input_tokens: int | None = None

@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
+MAX_MODEL_CHARS = 200  # a model's name as a provider reports it, shown under an answer
 Message = tuple[str, str]  # (role: "user" | "assistant", text)
 
 
@@ -228,7 +229,22 @@ class Decoder:
     format needs (one instance per answer)."""
 
     terminal_signal: ClassVar[str] = ""  # for "truncated: the connection closed before ..."
+    # Where the format's payloads name the model that writes the answer (its first mention
+    # counts): a relay may route a request to another model than the one asked for.
+    model_path: ClassVar[tuple[str, ...]] = ()
     reason: str | None = None  # the provider's finish reason, once it said one
+    model: str | None = None  # the model the provider says writes the answer, once it said
+
+    def note_model(self, obj: JSON) -> None:
+        """Keep the model ``obj`` names at ``model_path``, if none was named before (a
+        string, bounded: it is shown to people)."""
+        if self.model is not None or not self.model_path:
+            return
+        value: object = obj
+        for key in self.model_path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, str) and value.strip():
+            self.model = " ".join(value.split())[:MAX_MODEL_CHARS]
 
     def handle(self, ev: SSEEvent, obj: JSON) -> list[ChatEvent]:
         raise NotImplementedError

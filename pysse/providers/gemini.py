@@ -40,6 +40,7 @@ EOL = "\r\n"
 
 class GeminiDecoder(Decoder):
     terminal_signal = "a chunk with finishReason"
+    model_path = ("modelVersion",)
 
     def __init__(self) -> None:
         self.calls = 0  # function calls so far: each gets an index of its own

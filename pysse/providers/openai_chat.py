@@ -37,6 +37,7 @@ __all__ = ["PROVIDER", "OpenAIChatDecoder", "encode_http_error", "url_citations"
 
 class OpenAIChatDecoder(Decoder):
     terminal_signal = "data: [DONE]"
+    model_path = ("model",)
 
     def handle_non_json(self, ev: SSEEvent) -> list[ChatEvent] | None:
         if ev.data.strip() == "[DONE]":

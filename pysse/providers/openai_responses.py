@@ -37,6 +37,7 @@ __all__ = ["PROVIDER", "OpenAIResponsesDecoder"]
 
 class OpenAIResponsesDecoder(Decoder):
     terminal_signal = "response.completed"
+    model_path = ("response", "model")
 
     def __init__(self) -> None:
         self.shown: set[int] = set()  # output items whose reasoning text was streamed
