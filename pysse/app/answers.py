@@ -18,6 +18,7 @@ from ..chats.conversation import Conversation, Message
 from ..chats.recording import RECORDING_MAX, Recording
 from ..inspector import cut
 from ..providers import get_provider
+from ..providers.attachments import Attachment
 from .answer_locks import AnswerLocks
 from .inspector_panel import WHOLE_MAX, Restored
 from .message_view import announcement
@@ -42,7 +43,8 @@ class Answers(AnswerLocks):
         self.live: dict[tuple[str, str], Turn] = {}
         self.streaming: dict[str, Turn] = {}  # chat id -> its answer still streaming
         self.active: list[Turn] = []  # every streaming answer, replays included
-        self.queue: list[tuple[str, Any]] = []  # (text, its bubble): sent when the answer ends
+        # (text, its bubble, its files): sent when the answer ends
+        self.queue: list[tuple[str, Any, tuple[Attachment, ...]]] = []
         self.recordings: dict[str, dict[str, Recording]] = {}  # chat id -> message id -> rec
         self.watching: set[tuple[str, str]] = set()  # answers streaming in another tab
 
@@ -130,6 +132,8 @@ class Answers(AnswerLocks):
             messages = get_provider(fmt).continue_messages(history, partial)
         elif thinking and parent:  # earlier answers' reasoning, for Anthropic's rule
             messages = conv.turns(parent)
+        elif parent and conv.has_attachments(parent):  # the questions' files, each time
+            messages = conv.turns(parent, reasoning=False)
         headers, body = outgoing(s, fmt, messages, thinking)
         return url, headers, body, fmt
 
@@ -223,8 +227,8 @@ class Answers(AnswerLocks):
         self.app.view.refresh(conv)
         self.app.remember_next()
         if self.queue:
-            text, bubble = self.queue.pop(0)
-            msg = conv.add_user(text)
+            text, bubble, files = self.queue.pop(0)
+            msg = conv.add_user(text, files)
             bubble.dataset.id = msg.id
             bubble.dataset.queued = ""
             self.answer(msg)

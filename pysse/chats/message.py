@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..events import ReasoningBlock, ToolCall
+from ..providers.attachments import Attachment
+from .attached import attachments_to_json
 from .message_extras import reasoning_text, reasoning_to_json, tool_calls_to_json
 
 __all__ = ["STATES", "Message", "Role"]
@@ -39,6 +41,7 @@ class Message:
     reasoning: tuple[ReasoningBlock, ...] = ()
     thought_ms: float | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+    attachments: tuple[Attachment, ...] = ()  # a user's files, sent with the question
     # Not stored: restored from an answer still streaming when the page closed, with an id
     # the relay may still know (the page tries to reattach; see ``reattachable``).
     in_flight: bool = False
@@ -55,6 +58,8 @@ class Message:
             "parent": self.parent,
             "created": self.created,
         }
+        if self.attachments:
+            out["attachments"] = attachments_to_json(self.attachments)
         if self.role == "assistant":
             out.update(state=self.state, detail=self.detail, format=self.format)
             out["usage"] = list(self.usage) if self.usage else None

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..errors import AttachmentError
+from .attached import attachments_from_json
 from .message import STATES, Message
 from .message_extras import ExtrasError, reasoning_from_json, tool_calls_from_json
 from .records import MAX_TEXT, ImportError_, Reader
@@ -39,6 +41,12 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
         tool_calls = tool_calls_from_json(m.get("tool_calls"), at) if mine else ()
     except ExtrasError as exc:
         reasoning, tool_calls = r.bad(str(exc), "(dropped)", ((), ()))
+    try:
+        files = attachments_from_json(m.get("attachments"), at) if not mine else ()
+    except AttachmentError as exc:  # (a file refuses the import; the store drops them)
+        if r.strict:
+            raise ImportError_(str(exc)) from None
+        files = r.bad(str(exc), "(dropped)", ())
     state = r.text(m.get("state"), f"{at}'s 'state'") or "completed"
     if state not in STATES:
         state = r.bad(f"{at}'s 'state'", f"must be one of {', '.join(STATES)}", "completed")
@@ -62,6 +70,7 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
         if reasoning
         else None,
         tool_calls=tool_calls,
+        attachments=files,
     )
     if msg.state == "streaming":  # it was cut off when the page closed (or streams elsewhere)
         msg.in_flight = bool(msg.answer_id)
