@@ -45,7 +45,8 @@ Elements are named by *handles* (positive integers, see ``dom.py``). The ops:
 ``["status", name, value]``           page-wide state the main thread keeps (``ready``, ...)
 ====================================  ============================================================
 
-Bytes (a recording saved as ``.sse``, an attached image) travel beside the JSON, as transferable buffers.
+Bytes (a recording saved as ``.sse``, an attached image) travel beside the JSON, as
+transferable buffers.
 """
 
 from __future__ import annotations
