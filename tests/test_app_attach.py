@@ -169,3 +169,28 @@ def test_without_a_scaler_a_large_image_is_refused_in_a_sentence() -> None:
         assert "big.png: 3000×2000" in notice.textContent and "cannot scale" in notice.textContent
 
     asyncio.run(go())
+
+
+def test_continue_sends_the_files_and_no_template_is_kept_for_a_chat_with_files() -> None:
+    async def go() -> None:
+        from pysse.app.answers import NEXT_KEY
+
+        page = ModelPage()
+        await page.boot()
+        page.fire(
+            page.q("[data-role=attach-input]"),
+            "change",
+            files=[FakeFile("cat.png", "image/png", png(37, 21))],
+        )
+        await page.settle()
+        full = answer("The beginning and the end.")
+        page.net.play(full[: len(full) // 2])  # no terminal signal: truncated
+        page.send("tell me")
+        await page.settle()
+        assert page.view.stored[NEXT_KEY] == ""  # (megabytes of base64 for localStorage)
+        page.net.play(answer(" REST"))
+        page.click("[data-role=continue]", page.answers()[0])
+        await page.settle()
+        assert image_parts(page.net.requests[1]) == ["data:image/png;base64,"]
+
+    asyncio.run(go())

@@ -116,3 +116,7 @@ def test_hostile_attachments_are_read_or_refused_never_an_error(files: Any) -> N
     for f in conv.path()[0].attachments:
         assert f.kind in ("image", "text") and len(f.name) <= 200
         assert "\n" not in f.name
+
+
+def test_the_markdown_export_names_the_files() -> None:
+    assert "Attached: `cat.png`, `notes.md`" in chat().to_markdown()

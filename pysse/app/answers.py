@@ -128,12 +128,15 @@ class Answers(AnswerLocks):
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
         thinking = thinking_budget(fmt, int(s["thinking"]), continuing=partial is not None)
         messages: list[Any] = list(history)
-        if partial is not None:
-            messages = get_provider(fmt).continue_messages(history, partial)
+        asked_of = parent or ""
+        files = bool(asked_of) and conv.has_attachments(asked_of)
+        if partial is not None:  # (the question's files too: the rest must see them)
+            asked: list[Any] = conv.turns(asked_of, reasoning=False) if files else messages
+            messages = get_provider(fmt).continue_messages(asked, partial)
         elif thinking and parent:  # earlier answers' reasoning, for Anthropic's rule
             messages = conv.turns(parent)
-        elif parent and conv.has_attachments(parent):  # the questions' files, each time
-            messages = conv.turns(parent, reasoning=False)
+        elif files:  # the questions' files, each time
+            messages = conv.turns(asked_of, reasoning=False)
         headers, body = outgoing(s, fmt, messages, thinking)
         return url, headers, body, fmt
 
@@ -152,6 +155,8 @@ class Answers(AnswerLocks):
         found = template(url, headers, body, self._timeouts())
         if found is None or (last is not None and last.role != "assistant"):
             return None
+        if last is not None and conv.has_attachments(last.id):
+            return None  # (files are no text in a template, and megabytes for localStorage)
         return {**found, "chat": conv.id, "made_for": made_for(self.app.settings, self.app.site)}
 
     def _new_turn(

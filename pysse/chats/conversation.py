@@ -327,6 +327,8 @@ class Conversation:
             who = "You" if m.role == "user" else "Assistant"
             note = "" if m.role == "user" or m.state == "completed" else f" ({m.state})"
             out += [f"## {who}{note}", "", m.text, ""]
+            if m.attachments:  # (named: the file's bytes are the JSON export's)
+                out += ["Attached: " + ", ".join(f"`{f.name}`" for f in m.attachments), ""]
         return "\n".join(out)
 
 
