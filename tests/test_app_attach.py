@@ -194,3 +194,31 @@ def test_continue_sends_the_files_and_no_template_is_kept_for_a_chat_with_files(
         assert image_parts(page.net.requests[1]) == ["data:image/png;base64,"]
 
     asyncio.run(go())
+
+
+def test_files_sent_while_an_answer_streams_wait_with_their_message() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        page.net.play(answer("partial")[:40], end=False)  # still streaming
+        page.send("first")
+        await page.settle()
+        page.fire(
+            page.q("[data-role=attach-input]"),
+            "change",
+            files=[FakeFile("cat.png", "image/png", png(37, 21))],
+        )
+        await page.settle()
+        page.net.play(answer("a cat"))
+        page.send("second")  # queued, with its file
+        await page.settle()
+        queued = page.q("[data-role=user][data-queued='1']")
+        assert page.q("[data-role=files] img", queued).getAttribute("alt") == "cat.png"
+        assert not page.app.files.pending
+        page.click("[data-role=stop]")
+        await page.settle()
+        assert len(page.net.requests) == 2
+        content = page.net.requests[1]["body"]["messages"][-1]["content"]
+        assert [p["type"] for p in content] == ["text", "image_url"]
+
+    asyncio.run(go())
