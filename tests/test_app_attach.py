@@ -222,3 +222,24 @@ def test_files_sent_while_an_answer_streams_wait_with_their_message() -> None:
         assert [p["type"] for p in content] == ["text", "image_url"]
 
     asyncio.run(go())
+
+
+def test_a_message_sent_while_its_photo_is_scaled_waits_for_it() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        page.platform.images = FakeScaler()
+        await page.boot()
+        page.fire(
+            page.q("[data-role=attach-input]"),
+            "change",
+            files=[FakeFile("big.png", "image/png", png(2000, 1000))],
+        )
+        assert page.app.files.reading == 1  # (counted as the event arrives)
+        page.net.play(answer("a big picture"))
+        page.send("")  # only the photo, still being read
+        await page.settle()
+        (request,) = page.net.requests
+        content = request["body"]["messages"][-1]["content"]
+        assert [p["type"] for p in content] == ["image_url"]
+
+    asyncio.run(go())

@@ -399,7 +399,7 @@ export class View {
 
   sendFromPrompt() {
     const text = this.prompt.value.trim();
-    const files = !!document.querySelector(".composer[data-files]:not([data-files=''])");
+    const files = !!document.querySelector(".composer:is([data-files]:not([data-files='']), [data-reading='1'])");
     if ((!text && !files) || !this.sendH) return; // (files alone: a message too)
     this.prompt.value = "";
     this.grow();

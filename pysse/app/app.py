@@ -325,7 +325,11 @@ class App:
     def send_from_prompt(self, text: str) -> None:
         """A message from the composer (the view has emptied it) or an example."""
         text = text.strip()
-        if text or self.files.pending:
+        if text or self.files.pending or self.files.reading:  # (then: once they are read)
+            self.files.after_reading(lambda: self._send_if_any(text))
+
+    def _send_if_any(self, text: str) -> None:
+        if text or self.files.pending:  # (files alone, unless every one was refused)
             self.send(text)
 
     def send(self, text: str) -> None:

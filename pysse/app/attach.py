@@ -15,7 +15,7 @@ attribute in the ops' JSON.
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ..errors import AttachmentError
@@ -81,6 +81,7 @@ class PendingFiles:
         self.app = app
         self.pending: list[Attachment] = []
         self.reading = 0  # files being read or scaled
+        self._waiting: list[Callable[[], object]] = []  # sends waiting for them
         doc = app.doc
         self.box = _required(doc, "[data-role=attachments]")
         self.composer = _required(doc, ".composer")
@@ -98,9 +99,19 @@ class PendingFiles:
             self.render()
         return files
 
+    def after_reading(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` once no file is being read: a message sent while its photo is still
+        being scaled goes with the photo, not without it."""
+        if self.reading:
+            self._waiting.append(fn)
+        else:
+            fn()
+
     def _on_files(self, e: Event) -> None:
         files = list(e.files or [])
-        if files:
+        if files:  # (counted at once: a send in the same frame waits for them)
+            self.reading += 1
+            self.composer.dataset.reading = "1"
             spawn(self.add(files))
 
     def _on_click(self, e: Event) -> None:
@@ -115,9 +126,7 @@ class PendingFiles:
 
     async def add(self, files: Sequence[Any]) -> None:
         """Read, check and (an image too large) scale each file, in order; a refused one is
-        said in one sentence and the rest go on."""
-        self.reading += 1
-        self.composer.dataset.reading = "1"
+        said in one sentence and the rest go on. (``reading`` was counted by the caller.)"""
         try:
             for file in files:
                 try:
@@ -133,6 +142,9 @@ class PendingFiles:
             self.reading -= 1
             if not self.reading:
                 self.composer.dataset.reading = ""
+                waiting, self._waiting = self._waiting, []
+                for fn in waiting:
+                    fn()
 
     async def read(self, file: Any) -> tuple[Attachment, str]:
         """One file as an ``Attachment``, and what was done to it ("" if nothing)."""
