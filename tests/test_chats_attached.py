@@ -120,3 +120,13 @@ def test_hostile_attachments_are_read_or_refused_never_an_error(files: Any) -> N
 
 def test_the_markdown_export_names_the_files() -> None:
     assert "Attached: `cat.png`, `notes.md`" in chat().to_markdown()
+
+
+def test_the_html_export_names_the_files_escaped() -> None:
+    from pysse.chats.html_export import export_html
+
+    c = Conversation("c1")
+    c.add_user("look", (Attachment.text("<img src=x onerror=alert(1)>.txt", "x"),))
+    page = export_html(c, "", lambda t: t)
+    assert "Attached: &lt;img src=x onerror=alert(1)&gt;.txt" in page
+    assert "<img" not in page
