@@ -126,6 +126,8 @@ def test_paste_and_drop_attach_text_and_a_refusal_keeps_the_rest() -> None:
         )
         page.click(page.app.doc.querySelectorAll("[data-role=attach-remove]")[0])
         await page.settle()
+        (left,) = page.app.doc.querySelectorAll("[data-role=attach-remove]")
+        assert left.getAttribute("aria-label") == "Remove b.txt" and left.dataset.index == "0"
         page.net.play(answer("ok"))
         page.send("")  # files alone are a message
         await page.settle()

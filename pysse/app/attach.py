@@ -24,7 +24,7 @@ from ..view import Document, Element, Event
 from .attach_rules import MAX_TEXT_BYTES, image_size, kind_of, scale_plan, scaled_note, text_of
 from .platform import ImageScaler, Platform, spawn
 
-__all__ = ["MAX_SOURCE_BYTES", "PendingFiles", "file_chips"]
+__all__ = ["MAX_SOURCE_BYTES", "PendingFiles", "file_chip", "file_chips"]
 
 # An image larger than this is refused before it is read (a 50 MB camera file is scaled; a
 # larger one is no photo a page should decode).
@@ -39,39 +39,44 @@ class AttachHost(Protocol):
     def show_notice(self, text: str) -> None: ...
 
 
-def file_chips(doc: Document, files: Sequence[Attachment], removable: bool = False) -> Element:
-    """The files as a row of chips: an image's thumbnail (alt: its name) or a text file's
-    name; with a remove button each when ``removable`` (the composer's)."""
+def file_chips(doc: Document, files: Sequence[Attachment]) -> Element:
+    """A sent message's files as a row of chips."""
     box = doc.createElement("div")
     box.className = "files"
     box.dataset.role = "files"
-    for i, f in enumerate(files):
-        chip = doc.createElement("span")
-        chip.className = f"chip {f.kind}"
-        chip.dataset.role = "file"
-        chip.dataset.kind = f.kind
-        chip.setAttribute("title", f.name)
-        if f.kind == "image":
-            img = doc.createElement("img")
-            img.setAttribute("alt", f.name)  # (an attribute: never HTML)
-            chip.appendChild(img)
-            doc.ops.add(["src", img.handle, base64.b64decode(f.data), f.media_type])
-        else:
-            label = doc.createElement("span")
-            label.className = "name"
-            label.textContent = f.name
-            chip.appendChild(label)
-        if removable:
-            btn = doc.createElement("button")
-            btn.setAttribute("type", "button")
-            btn.className = "icon remove"
-            btn.dataset.role = "attach-remove"
-            btn.dataset.index = str(i)
-            btn.setAttribute("aria-label", f"Remove {f.name}")
-            btn.textContent = "×"
-            chip.appendChild(btn)
-        box.appendChild(chip)
+    for f in files:
+        box.appendChild(file_chip(doc, f))
     return box
+
+
+def file_chip(doc: Document, f: Attachment, index: int | None = None) -> Element:
+    """One file: an image's thumbnail (alt: its name) or a text file's name; with a remove
+    button when it has an ``index`` among the composer's files."""
+    chip = doc.createElement("span")
+    chip.className = f"chip {f.kind}"
+    chip.dataset.role = "file"
+    chip.dataset.kind = f.kind
+    chip.setAttribute("title", f.name)
+    if f.kind == "image":
+        img = doc.createElement("img")
+        img.setAttribute("alt", f.name)  # (an attribute: never HTML)
+        chip.appendChild(img)
+        doc.ops.add(["src", img.handle, base64.b64decode(f.data), f.media_type])
+    else:
+        label = doc.createElement("span")
+        label.className = "name"
+        label.textContent = f.name
+        chip.appendChild(label)
+    if index is not None:
+        btn = doc.createElement("button")
+        btn.setAttribute("type", "button")
+        btn.className = "icon remove"
+        btn.dataset.role = "attach-remove"
+        btn.dataset.index = str(index)
+        btn.setAttribute("aria-label", f"Remove {f.name}")
+        btn.textContent = "×"
+        chip.appendChild(btn)
+    return chip
 
 
 class PendingFiles:
@@ -80,6 +85,7 @@ class PendingFiles:
     def __init__(self, app: AttachHost) -> None:
         self.app = app
         self.pending: list[Attachment] = []
+        self.row: Element | None = None  # the chips, once there is one
         self.reading = 0  # files being read or scaled
         self._waiting: list[Callable[[], object]] = []  # sends waiting for them
         doc = app.doc
@@ -96,7 +102,7 @@ class PendingFiles:
         files = tuple(self.pending)
         if files:
             self.pending.clear()
-            self.render()
+            self._flags()
         return files
 
     def after_reading(self, fn: Callable[[], object]) -> None:
@@ -121,7 +127,13 @@ class PendingFiles:
         i = int(btn.dataset.index or -1)
         if 0 <= i < len(self.pending):
             del self.pending[i]
-            self.render()
+            chips = self.row.children if self.row is not None else []
+            chips[i].remove()
+            for j, chip in enumerate(chips[i + 1 :], start=i):  # (the later ones move up)
+                later = chip.querySelector("[data-role=attach-remove]")
+                if later is not None:
+                    later.dataset.index = str(j)
+            self._flags()
             _required(self.app.doc, "[data-role=prompt]").focus()
 
     async def add(self, files: Sequence[Any]) -> None:
@@ -135,7 +147,11 @@ class PendingFiles:
                     self.app.show_notice(f"Not attached: {exc}")
                     continue
                 self.pending.append(got)
-                self.render()
+                if self.row is None:
+                    self.row = file_chips(self.app.doc, ())
+                    self.box.appendChild(self.row)
+                self.row.appendChild(file_chip(self.app.doc, got, len(self.pending) - 1))
+                self._flags()
                 if note:
                     self.app.show_notice(note)
         finally:
@@ -190,12 +206,13 @@ class PendingFiles:
             f"attach a smaller image"
         )
 
-    def render(self) -> None:
-        """The chips above the prompt, and ``data-files`` on the composer (the view sends a
-        message with files and no text only then)."""
-        self.box.replaceChildren()
-        if self.pending:
-            self.box.appendChild(file_chips(self.app.doc, self.pending, removable=True))
+    def _flags(self) -> None:
+        """The chips' box shown or not, and ``data-files`` on the composer (the view sends a
+        message with files and no text only then). Chips are added and removed one by one:
+        an image's bytes go to the view once, not again at each change."""
+        if not self.pending and self.row is not None:
+            self.box.replaceChildren()
+            self.row = None
         self.box.hidden = not self.pending
         self.composer.dataset.files = str(len(self.pending)) if self.pending else ""
 
