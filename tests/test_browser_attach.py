@@ -77,10 +77,18 @@ def test_paste_and_drop_attach_and_an_unsupported_file_is_refused(make_page: Any
         """() => { const d = new DataTransfer();
           d.items.add(new File(["# notes"], "notes.md", { type: "text/markdown" }));
           d.items.add(new File(["MZ"], "setup.exe", { type: "application/x-msdownload" }));
+          d.items.add(new File(["not this one"], "extra.txt", { type: "text/plain" }));
           return d; }"""
     )
     page.dispatch_event(".composer", "drop", {"dataTransfer": dropped})
-    page.wait_for_selector("[data-role=attachments] [data-role=file][title='notes.md']")
+    page.wait_for_selector("[data-role=attachments] [data-role=file][title='extra.txt']")
+    page.focus("[data-role=prompt]")
+    page.keyboard.press("Shift+Tab")  # the last chip's remove button, just above the prompt
+    label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+    assert label == "Remove extra.txt"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("[data-role=file][title='extra.txt']", state="detached")
+    assert page.evaluate("document.activeElement.dataset.role") == "prompt"
     notice = page.wait_for_selector("[data-role=notice]")
     assert notice.inner_text().startswith("Not attached: setup.exe: application/x-msdownload")
     send_by_click(page, "/demo echo two files")
