@@ -245,3 +245,29 @@ def test_a_message_sent_while_its_photo_is_scaled_waits_for_it() -> None:
         assert [p["type"] for p in content] == ["image_url"]
 
     asyncio.run(go())
+
+
+def test_too_long_a_text_is_refused_before_it_is_read_and_an_eleventh_file_too() -> None:
+    async def go() -> None:
+        page = ModelPage()
+        await page.boot()
+        huge = FakeFile("log.txt", "text/plain", b"")
+        huge.size = 900_001  # over 200,000 characters at 4 bytes each: never read
+        long = FakeFile("long.md", "text/markdown", b"x" * 200_001)
+        page.fire(page.q("[data-role=prompt]"), "paste", files=[huge, long])
+        await page.settle()
+        texts = [n.textContent for n in page.app.log.querySelectorAll("[data-role=notice]")]
+        assert texts == [
+            "Not attached: log.txt: 900,001 bytes, too long a text to send with a question; "
+            "attach a part of it",
+            "Not attached: long.md: 200,001 characters, over the 200,000 sent with a question; "
+            "attach a part of it",
+        ]
+        many = [FakeFile(f"f{i}.txt", "text/plain", b"x") for i in range(11)]
+        page.fire(page.q("[data-role=log]"), "drop", files=many)
+        await page.settle()
+        assert len(page.app.files.pending) == 10
+        last = page.app.log.querySelectorAll("[data-role=notice]")[-1].textContent
+        assert last == "Not attached: f10.txt: a message takes at most 10 files"
+
+    asyncio.run(go())

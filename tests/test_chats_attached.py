@@ -130,3 +130,9 @@ def test_the_html_export_names_the_files_escaped() -> None:
     page = export_html(c, "", lambda t: t)
     assert "Attached: &lt;img src=x onerror=alert(1)&gt;.txt" in page
     assert "<img" not in page
+
+
+def test_a_chat_begun_with_files_alone_is_named_for_the_first() -> None:
+    c = Conversation("c1")
+    c.add_user("", FILES)
+    assert c.title == "cat.png"

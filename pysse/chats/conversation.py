@@ -147,7 +147,10 @@ class Conversation:
 
     def add_user(self, text: str, attachments: tuple[Attachment, ...] = ()) -> Message:
         """A new message at the end of the selected path."""
-        return self._add("user", text, self.leaf, attachments=attachments)
+        msg = self._add("user", text, self.leaf, attachments=attachments)
+        if not self.title and attachments:  # (files alone: the chat is named for the first)
+            self.title = _first_line(attachments[0].name)
+        return msg
 
     def has_attachments(self, upto: str) -> bool:
         """Whether a message from the first down to ``upto`` carries files (its request is
