@@ -180,6 +180,7 @@ class ModelView:
         self.texts: dict[int, str] = {}
         self.stored: dict[str, str] = {}  # localStorage
         self.downloads: list[tuple[str, Any, str]] = []
+        self.srcs: dict[int, tuple[bytes, str]] = {}  # an image's bytes (the "src" op)
         self.copies: list[str | None] = []  # what a table's Copy asked for
         self.scrolls: list[list[Any]] = []
         self.focused: Element | None = None
@@ -323,6 +324,10 @@ class ModelView:
         if isinstance(data, dict):
             data = blobs[data["$blob"]]
         self.downloads.append((name, data, mime))
+
+    def op_src(self, h: int, data: Any, mime: str, blobs: list[bytes]) -> None:
+        assert self.el(h).tagName == "IMG"
+        self.srcs[h] = (blobs[data["$blob"]], mime)
 
     def op_copy(self, text: str | None, blobs: list[bytes]) -> None:
         self.copies.append(text)

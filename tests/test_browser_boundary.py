@@ -48,6 +48,12 @@ REFUSED = {
         '[["html", 1, "<head><meta http-equiv=refresh content=60 name=pwn></head>", N, 0]]',
         "() => !document.querySelector('meta[name=pwn]')",
     ),
+    "an attached image's bytes as SVG": (
+        '[["new", N, "img"], ["attr", N, "id", "pwn"], ["insert", B, N, None],'
+        " [\"src\", N, b\"<svg xmlns='http://www.w3.org/2000/svg' onload='alert(1)'/>\","
+        ' "image/svg+xml"]]',
+        "() => !document.getElementById('pwn').src",
+    ),
     "a localStorage key not the page's": (
         '[["store", "other.key", "x"]]',
         "() => localStorage.getItem('other.key') === null",

@@ -121,6 +121,7 @@ export class View {
     this.handles = new WeakMap(); // element -> handle
     this.writers = new Map(); // handle -> DomWriter (an answer's streaming markdown)
     this.texts = new Map(); // handle -> an answer's text, whole
+    this.urls = new Map(); // handle -> an attached image's blob: URL
     this.listening = new Map(); // handle -> Set of "type/capture"
     this.keys = new Map(); // "handle/type/capture" -> the keys forwarded (null: all)
     this.queue = []; // event records for the next frame
@@ -385,6 +386,7 @@ export class View {
       r.detail = [tool.dataset.role || "", boxes.indexOf(tool.closest(".tablebox"))];
     }
     if (e.type === "drop" && e.dataTransfer) r.files = [...e.dataTransfer.files];
+    if (e.type === "paste" && e.clipboardData) r.files = [...e.clipboardData.files];
     return r;
   }
 
@@ -397,7 +399,8 @@ export class View {
 
   sendFromPrompt() {
     const text = this.prompt.value.trim();
-    if (!text || !this.sendH) return;
+    const files = !!document.querySelector(".composer:is([data-files]:not([data-files='']), [data-reading='1'])");
+    if ((!text && !files) || !this.sendH) return; // (files alone: a message too)
     this.prompt.value = "";
     this.grow();
     this.sendText(text);
@@ -437,8 +440,11 @@ export class View {
       this.log.scrollTop += e.deltaY;
     });
     for (const type of ["dragover", "drop"]) {
-      on(document, type, (e) => { if (e.target.closest?.("[data-role=replay-drop]")) e.preventDefault(); });
+      on(document, type, (e) => { if (e.target.closest?.("[data-role=replay-drop]") || attachDrop(e)) e.preventDefault(); });
     }
+    // An image pasted into the prompt is attached (Python hears the paste with its files),
+    // never pasted as its file name.
+    on(this.prompt, "paste", (e) => { if (e.clipboardData?.files.length) e.preventDefault(); });
     on(document, "visibilitychange", () => this.schedule());
     if (window.visualViewport) { // the on-screen keyboard opening or closing
       for (const type of ["resize", "scroll"]) on(visualViewport, type, () => this.onViewport());
@@ -563,6 +569,7 @@ export class View {
     const btn = e.target.closest ? e.target.closest("button") : null;
     if (!btn) return;
     if (btn.dataset.role === "send") { this.sendFromPrompt(); return; }
+    if (btn.dataset.role === "attach") { document.querySelector("[data-role=attach-input]")?.click(); return; }
     const code = btn.closest(".codeblock");
     if (code && (btn.classList.contains("copy") || btn.classList.contains("save"))) {
       const pre = code.querySelector("pre");
@@ -843,6 +850,7 @@ const OPS = {
       this.writers.delete(h);
       this.texts.delete(h);
       this.listening.delete(h);
+      if (this.urls.has(h)) { URL.revokeObjectURL(this.urls.get(h)); this.urls.delete(h); }
     }
   },
   listen([, h, type, capture, options]) { this.listen(h, type, capture, options); },
@@ -884,6 +892,16 @@ const OPS = {
     CSS.highlights.set(HIGHLIGHT, new Highlight(range));
   },
   download([, name, data, mime], blobs) { this.download(name, data, mime, blobs); },
+  // An attached image's thumbnail: its bytes as a blob: URL (freed when Python drops the
+  // element), only on an <img> and only an image type.
+  src([, h, data, mime], blobs) {
+    const el = this.node(h, "src");
+    if (el.tagName !== "IMG" || !IMAGE_TYPES.has(mime) || !data || !("$blob" in data)) { this.error(`refused: src ${mime}`); return; }
+    const url = URL.createObjectURL(new Blob([blobs[data.$blob]], { type: mime }));
+    if (this.urls.has(h)) URL.revokeObjectURL(this.urls.get(h));
+    this.urls.set(h, url);
+    el.src = url;
+  },
   copy([, text]) {
     const resolve = this.pendingCopy;
     this.pendingCopy = null;
@@ -912,6 +930,13 @@ const ATTRS = new Set(["class", "id", "hidden", "disabled", "title", "role", "ta
   "start", "alt", "width", "height", "rel", "target", "download"]);
 const STYLES = new Set(["minHeight", "containIntrinsicBlockSize"]); // (pysse/app/restore.py)
 const VALUED = new Set(["INPUT", "TEXTAREA", "SELECT"]);
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+// A drag of files over the composer or the conversation: the page takes the drop (attached),
+// the browser does not open the file.
+function attachDrop(e) {
+  return !!e.dataTransfer?.types?.includes("Files") && !!e.target.closest?.(".composer, [data-role=log]");
+}
 const SCHEMES = { A: ["http:", "https:", "mailto:"], IMG: ["http:", "https:"] };
 
 function safeUrl(value, schemes) {

@@ -18,6 +18,7 @@ from ..chats.conversation import Conversation, Message
 from ..chats.recording import RECORDING_MAX, Recording
 from ..inspector import cut
 from ..providers import get_provider
+from ..providers.attachments import Attachment
 from .answer_locks import AnswerLocks
 from .inspector_panel import WHOLE_MAX, Restored
 from .message_view import announcement
@@ -42,7 +43,8 @@ class Answers(AnswerLocks):
         self.live: dict[tuple[str, str], Turn] = {}
         self.streaming: dict[str, Turn] = {}  # chat id -> its answer still streaming
         self.active: list[Turn] = []  # every streaming answer, replays included
-        self.queue: list[tuple[str, Any]] = []  # (text, its bubble): sent when the answer ends
+        # (text, its bubble, its files): sent when the answer ends
+        self.queue: list[tuple[str, Any, tuple[Attachment, ...]]] = []
         self.recordings: dict[str, dict[str, Recording]] = {}  # chat id -> message id -> rec
         self.watching: set[tuple[str, str]] = set()  # answers streaming in another tab
 
@@ -127,10 +129,15 @@ class Answers(AnswerLocks):
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
         thinking = thinking_budget(fmt, int(s["thinking"]), continuing=partial is not None)
         messages: list[Any] = list(history)
-        if partial is not None:
-            messages = get_provider(fmt).continue_messages(history, partial)
+        asked_of = parent or ""
+        files = bool(asked_of) and conv.has_attachments(asked_of)
+        if partial is not None:  # (the question's files too: the rest must see them)
+            asked: list[Any] = conv.turns(asked_of, reasoning=False) if files else messages
+            messages = get_provider(fmt).continue_messages(asked, partial)
         elif thinking and parent:  # earlier answers' reasoning, for Anthropic's rule
             messages = conv.turns(parent)
+        elif files:  # the questions' files, each time
+            messages = conv.turns(asked_of, reasoning=False)
         headers, body = outgoing(s, fmt, messages, thinking)
         return url, headers, body, fmt
 
@@ -149,6 +156,8 @@ class Answers(AnswerLocks):
         found = template(url, headers, body, self._timeouts())
         if found is None or (last is not None and last.role != "assistant"):
             return None
+        if last is not None and conv.has_attachments(last.id):
+            return None  # (files are no text in a template, and megabytes for localStorage)
         return {**found, "chat": conv.id, "made_for": made_for(self.app.settings, self.app.site)}
 
     def _new_turn(
@@ -227,8 +236,8 @@ class Answers(AnswerLocks):
         self.app.view.refresh(conv)
         self.app.remember_next()
         if self.queue:
-            text, bubble = self.queue.pop(0)
-            msg = conv.add_user(text)
+            text, bubble, files = self.queue.pop(0)
+            msg = conv.add_user(text, files)
             bubble.dataset.id = msg.id
             bubble.dataset.queued = ""
             self.answer(msg)

@@ -30,6 +30,7 @@ from ..render import lazy
 from ..view import Document, Element, Event
 from .actions import Actions
 from .answers import NEXT_KEY, Answers
+from .attach import PendingFiles
 from .chats import ChatList
 from .inspector_panel import InspectorPanel
 from .log_view import LogView
@@ -84,6 +85,7 @@ class App:
         self.chats = ChatList(self)
         self.actions = Actions(self)
         self.answers = Answers(self)
+        self.files = PendingFiles(self)  # attached to the next message
         self.conv: Conversation = self.chats.new_conversation()
         self._ticker: asyncio.TimerHandle | None = None
         self._ticks = 0
@@ -263,7 +265,7 @@ class App:
     def show_chat(self, conv: Conversation) -> None:
         self.conv = conv
         self.chats.convs[conv.id] = conv
-        for _, bubble in self.answers.queue:
+        for _, bubble, _ in self.answers.queue:
             bubble.remove()
         self.answers.queue.clear()
         self.actions.editing = None
@@ -323,9 +325,12 @@ class App:
     def send_from_prompt(self, text: str) -> None:
         """A message from the composer (the view has emptied it) or an example."""
         text = text.strip()
-        if not text:
-            return
-        self.send(text)
+        if text or self.files.pending or self.files.reading:  # (then: once they are read)
+            self.files.after_reading(lambda: self._send_if_any(text))
+
+    def _send_if_any(self, text: str) -> None:
+        if text or self.files.pending:  # (files alone, unless every one was refused)
+            self.send(text)
 
     def send(self, text: str) -> None:
         if not self.ready:
@@ -338,13 +343,15 @@ class App:
             self.show_notice(problem)
             return
         self.view.set_empty(False)
+        files = self.files.take()
         if self.current is not None:  # goes out when the current answer ends
-            bubble = self.view.user(Message("", "user", text, None), queued=True)
+            queued = Message("", "user", text, None, attachments=files)
+            bubble = self.view.user(queued, queued=True)
             self.log.appendChild(bubble)
-            self.answers.queue.append((text, bubble))
+            self.answers.queue.append((text, bubble, files))
             self.scroll.follow()
             return
-        msg = self.conv.add_user(text)
+        msg = self.conv.add_user(text, files)
         self.log.appendChild(self.view.user(msg))
         self.answers.answer(msg)
 

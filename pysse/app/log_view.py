@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..call.extras_view import attr
 from ..call.speed import SpeedMeter, SpeedView
 from ..chats.conversation import Conversation, Message
+from .attach import file_chips
 from .message_view import actions, render_kept, show_kept, state_label, versions_label
 from .platform import run_sliced, spawn
 from .settings import image_hosts
@@ -158,6 +159,8 @@ class LogView:
     def user(self, msg: Message, queued: bool = False) -> Any:
         art = self._clone("#user-template")
         q(".content", art).textContent = msg.text  # never HTML
+        if msg.attachments:  # thumbnails and file chips above the text
+            art.insertBefore(file_chips(self.app.doc, msg.attachments), q(".content", art))
         art.setAttribute("data-id", msg.id)
         if queued:
             art.setAttribute("data-queued", "1")

@@ -22,7 +22,7 @@ from ..call.net import Net
 from ..render.frames import FrameLoop
 from .tabs import TabHub, Tabs
 
-__all__ = ["PAUSES", "Location", "Platform", "StoreBackend", "run_sliced", "spawn"]
+__all__ = ["PAUSES", "ImageScaler", "Location", "Platform", "StoreBackend", "run_sliced", "spawn"]
 
 T = TypeVar("T")
 SLICE_MS = 8.0  # work between pauses: well inside a frame
@@ -57,6 +57,21 @@ class StoreBackend(Protocol):
     def clear(self) -> Awaitable[None]: ...
 
 
+class ImageScaler(Protocol):
+    """Draws an image at another size and encodes it: the bytes and the type it was encoded
+    as (an encoder that cannot write ``out_type`` writes PNG). ``pysse.browser.images``."""
+
+    def scale(
+        self,
+        data: bytes,
+        media_type: str,
+        width: int,
+        height: int,
+        out_type: str,
+        quality: float | None,
+    ) -> Awaitable[tuple[bytes, str]]: ...
+
+
 @dataclass
 class Platform:
     """Everything the page's Python reaches outside itself (see the module docstring)."""
@@ -69,6 +84,7 @@ class Platform:
     now_epoch_ms: Callable[[], float] = field(default=lambda: time.time() * 1000)
     stored_settings: str | None = None  # what localStorage held at start (the main thread's)
     tabs: Tabs = field(default_factory=lambda: TabHub().tab())  # the page's other tabs
+    images: ImageScaler | None = None  # scales a large attached image (None: refused)
 
 
 _TASKS: set[asyncio.Future[Any]] = set()

@@ -45,6 +45,7 @@ from ..app.platform import Location, Platform, spawn
 from ..render.frames import FrameLoop
 from ..view import Document, Ops
 from .dom import js_obj
+from .images import BrowserImages
 from .lazy_assets import LazyAssets
 from .net import BridgeNet
 from .store import IndexedDBStore
@@ -111,6 +112,7 @@ class PageHost:
             loop=self.loop,
             now_epoch_ms=js.Date.now,
             stored_settings=page.get("settings") or None,
+            images=BrowserImages() if hasattr(js, "OffscreenCanvas") else None,
         )
         if getattr(js, "pysseTabs", None) is not None:  # (web/tabs.js: the other tabs)
             platform.tabs = BrowserTabs(js.pysseTabs)

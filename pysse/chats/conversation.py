@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..events import Citation, ReasoningBlock, ToolCall, sources
+from ..providers.attachments import Attachment
 from ..providers.base import Turn
 from .changes import Changes
 from .message import Message, Role
@@ -100,16 +101,17 @@ class Conversation:
             node = self.messages[node.parent] if node.parent else None
         return [(m.role, m.text) for m in reversed(chain) if m.role == "user" or m.text]
 
-    def turns(self, upto: str) -> list[Turn]:
+    def turns(self, upto: str, reasoning: bool = True) -> list[Turn]:
         """``history`` with each answer's reasoning blocks: what Anthropic, with thinking
-        on, needs sent back (the provider's ``build_body`` drops them for the others)."""
+        on, needs sent back (the provider's ``build_body`` drops them for the others); and
+        each question's attached files."""
         chain: list[Message] = []
         node: Message | None = self.messages[upto]
         while node is not None:
             chain.append(node)
             node = self.messages[node.parent] if node.parent else None
         return [
-            Turn(m.role, m.text, m.reasoning if m.role == "assistant" else ())
+            Turn(m.role, m.text, m.reasoning if reasoning else (), m.attachments)
             for m in reversed(chain)
             if m.role == "user" or m.text
         ]
@@ -144,9 +146,22 @@ class Conversation:
             self.title = _first_line(text)
         return msg
 
-    def add_user(self, text: str) -> Message:
+    def add_user(self, text: str, attachments: tuple[Attachment, ...] = ()) -> Message:
         """A new message at the end of the selected path."""
-        return self._add("user", text, self.leaf)
+        msg = self._add("user", text, self.leaf, attachments=attachments)
+        if not self.title and attachments:  # (files alone: the chat is named for the first)
+            self.title = _first_line(attachments[0].name)
+        return msg
+
+    def has_attachments(self, upto: str) -> bool:
+        """Whether a message from the first down to ``upto`` carries files (its request is
+        then made from ``turns``, which carry them)."""
+        node: Message | None = self.messages.get(upto)
+        while node is not None:
+            if node.attachments:
+                return True
+            node = self.messages[node.parent] if node.parent else None
+        return False
 
     def start_answer(self, user_id: str) -> Message:
         """A new (streaming) answer to ``user_id``: a new version if it has answers already."""
@@ -163,11 +178,12 @@ class Conversation:
         return self.start_answer(parent)
 
     def edit(self, user_id: str, text: str) -> Message:
-        """Change a sent message: a new sibling (a branch); the old one and its answers stay."""
+        """Change a sent message: a new sibling (a branch); the old one and its answers stay.
+        Its files go with the new text (Edit changes the words, not what was attached)."""
         old = self.messages[user_id]
         if old.role != "user":
             raise ValueError("only a user message can be edited")
-        return self._add("user", text, old.parent)
+        return self._add("user", text, old.parent, attachments=old.attachments)
 
     def select(self, message_id: str) -> None:
         """Show this version (and the path below it as it was last selected)."""
@@ -323,6 +339,8 @@ class Conversation:
             out += [f"## {who}{note}", "", m.text, ""]
             if m.role == "assistant" and m.citations:
                 out += ["Sources:", "", *_markdown_sources(m.citations), ""]
+            if m.attachments:  # (named: the file's bytes are the JSON export's)
+                out += ["Attached: " + ", ".join(f"`{f.name}`" for f in m.attachments), ""]
         return "\n".join(out)
 
 

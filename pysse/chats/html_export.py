@@ -69,6 +69,9 @@ def export_html(conv: Conversation, css: str, render: Callable[[str], str]) -> s
     for m in conv.path():
         if m.role == "user":
             body = f'<div class="content" dir="auto">{html.escape(m.text)}</div>'
+            if m.attachments:  # named (the file loads nothing: no picture in it)
+                names = ", ".join(html.escape(f.name) for f in m.attachments)
+                body = f'<p class="files" dir="auto">Attached: {names}</p>{body}'
             who, cls = "You", "msg user"
         else:
             body = f'<div class="content">{_without_tools(render(m.text))}</div>'

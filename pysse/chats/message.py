@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..events import Citation, ReasoningBlock, ToolCall
+from ..providers.attachments import Attachment
+from .attached import attachments_to_json
 from .message_extras import (
     citations_to_json,
     reasoning_text,
@@ -46,6 +48,7 @@ class Message:
     thought_ms: float | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     citations: tuple[Citation, ...] = ()  # its http(s) sources (issue #43: kept_citations)
+    attachments: tuple[Attachment, ...] = ()  # a user's files, sent with the question
     # Not stored: restored from an answer still streaming when the page closed, with an id
     # the relay may still know (the page tries to reattach; see ``reattachable``).
     in_flight: bool = False
@@ -62,6 +65,8 @@ class Message:
             "parent": self.parent,
             "created": self.created,
         }
+        if self.attachments:
+            out["attachments"] = attachments_to_json(self.attachments)
         if self.role == "assistant":
             out.update(state=self.state, detail=self.detail, format=self.format)
             if self.model:

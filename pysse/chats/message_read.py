@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..errors import AttachmentError
 from ..providers.base import MAX_MODEL_CHARS
+from .attached import attachments_from_json
 from .message import STATES, Message
 from .message_extras import (
     ExtrasError,
@@ -49,6 +51,12 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
         citations = citations_from_json(m.get("citations"), at) if mine else ()
     except ExtrasError as exc:
         citations = r.bad(str(exc), "(the sources dropped)", ())
+    try:
+        files = attachments_from_json(m.get("attachments"), at) if not mine else ()
+    except AttachmentError as exc:  # (a file refuses the import; the store drops them)
+        if r.strict:
+            raise ImportError_(str(exc)) from None
+        files = r.bad(str(exc), "(dropped)", ())
     state = r.text(m.get("state"), f"{at}'s 'state'") or "completed"
     if state not in STATES:
         state = r.bad(f"{at}'s 'state'", f"must be one of {', '.join(STATES)}", "completed")
@@ -74,6 +82,7 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
         else None,
         tool_calls=tool_calls,
         citations=citations,
+        attachments=files,
     )
     if msg.state == "streaming":  # it was cut off when the page closed (or streams elsewhere)
         msg.in_flight = bool(msg.answer_id)

@@ -38,12 +38,15 @@ Elements are named by *handles* (positive integers, see ``dom.py``). The ops:
 ``["call", id, name, args]``          a request with a reply event (``confirm``, ``texts``)
 ``["mark", h, [i, lo, j, hi]]``       mark a search term's range in ``h``'s text (CSS highlight)
 ``["download", name, data, mime]``    offer a file (``data`` a text or ``{"$blob": i}``)
+``["src", h, {"$blob": i}, mime]``    image ``h`` shows those bytes (a ``blob:`` URL; an
+                                      attached image's thumbnail)
 ``["copy", text]``                    the text a table's Copy asked for (``null``: none)
 ``["store", key, value]``             ``localStorage`` (settings live on the main thread)
 ``["status", name, value]``           page-wide state the main thread keeps (``ready``, ...)
 ====================================  ============================================================
 
-Bytes (a recording saved as ``.sse``) travel beside the JSON, as transferable buffers.
+Bytes (a recording saved as ``.sse``, an attached image) travel beside the JSON, as
+transferable buffers.
 """
 
 from __future__ import annotations
