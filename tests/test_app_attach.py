@@ -40,6 +40,12 @@ class FakeScaler:
         return buf.getvalue(), out
 
 
+async def pick(page: ModelPage, *files: FakeFile) -> None:
+    """The person picks ``files`` with the Attach button's file picker."""
+    page.fire(page.q("[data-role=attach-input]"), "change", files=list(files))
+    await page.settle()
+
+
 def png(w: int, h: int) -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (w, h), (10, 120, 200)).save(out, "PNG")
@@ -60,12 +66,7 @@ def test_a_picked_image_is_sent_stored_shown_and_sent_again() -> None:
         store = MemoryStore()
         page = ModelPage(store)
         await page.boot()
-        page.fire(
-            page.q("[data-role=attach-input]"),
-            "change",
-            files=[FakeFile("cat.png", "image/png", png(37, 21))],
-        )
-        await page.settle()
+        await pick(page, FakeFile("cat.png", "image/png", png(37, 21)))
         chip = page.q("[data-role=attachments] [data-role=file]")
         assert page.q("img", chip).getAttribute("alt") == "cat.png"
         remove = page.q("[data-role=attach-remove]", chip)
@@ -142,12 +143,7 @@ def test_a_large_image_is_scaled_by_the_platform_and_the_person_is_told() -> Non
         page = ModelPage()
         page.platform.images = scaler = FakeScaler()
         await page.boot()
-        page.fire(
-            page.q("[data-role=attach-input]"),
-            "change",
-            files=[FakeFile("big.png", "image/png", png(4000, 3000))],
-        )
-        await page.settle()
+        await pick(page, FakeFile("big.png", "image/png", png(4000, 3000)))
         assert scaler.calls == [(1568, 1176, "image/webp")]
         (notice,) = page.app.log.querySelectorAll("[data-role=notice]")
         assert notice.textContent == "big.png scaled to 1568×1176 to fit (was 4000×3000)."
@@ -160,12 +156,7 @@ def test_without_a_scaler_a_large_image_is_refused_in_a_sentence() -> None:
     async def go() -> None:
         page = ModelPage()
         await page.boot()
-        page.fire(
-            page.q("[data-role=attach-input]"),
-            "change",
-            files=[FakeFile("big.png", "image/png", png(3000, 2000))],
-        )
-        await page.settle()
+        await pick(page, FakeFile("big.png", "image/png", png(3000, 2000)))
         assert not page.app.files.pending
         (notice,) = page.app.log.querySelectorAll("[data-role=notice]")
         assert "big.png: 3000×2000" in notice.textContent and "cannot scale" in notice.textContent
@@ -179,12 +170,7 @@ def test_continue_sends_the_files_and_no_template_is_kept_for_a_chat_with_files(
 
         page = ModelPage()
         await page.boot()
-        page.fire(
-            page.q("[data-role=attach-input]"),
-            "change",
-            files=[FakeFile("cat.png", "image/png", png(37, 21))],
-        )
-        await page.settle()
+        await pick(page, FakeFile("cat.png", "image/png", png(37, 21)))
         full = answer("The beginning and the end.")
         page.net.play(full[: len(full) // 2])  # no terminal signal: truncated
         page.send("tell me")
@@ -205,12 +191,7 @@ def test_files_sent_while_an_answer_streams_wait_with_their_message() -> None:
         page.net.play(answer("partial")[:40], end=False)  # still streaming
         page.send("first")
         await page.settle()
-        page.fire(
-            page.q("[data-role=attach-input]"),
-            "change",
-            files=[FakeFile("cat.png", "image/png", png(37, 21))],
-        )
-        await page.settle()
+        await pick(page, FakeFile("cat.png", "image/png", png(37, 21)))
         page.net.play(answer("a cat"))
         page.send("second")  # queued, with its file
         await page.settle()
