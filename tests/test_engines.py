@@ -108,7 +108,7 @@ def test_demo_cut_resumes_to_the_same_text_as_uncut(open_chat: Any) -> None:
 
 
 def test_a_reload_mid_answer_reattaches_and_completes(open_chat: Any) -> None:
-    chat = open_chat({"headers": "X-Demo-Pace: 1"})
+    chat = open_chat({"headers": "X-Demo-Pace: 0.4"})
     chat.send("/demo slow")
     answer_id = chat.page.wait_for(
         "() => { const m = document.querySelector('[data-role=assistant]');"
