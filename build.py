@@ -860,11 +860,13 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 # The browser tests run again with the page's Python on its main thread (its fallback mode,
-# ?thread=main): streaming, failures, Stop, settings, the actions, chats, restores and search,
-# in Chromium. The whole suite runs in the default mode (a Web Worker), in every engine.
+# ?thread=main): streaming, failures, Stop, settings, the actions, attachments (scaled in the
+# thread Python runs in), chats, restores and search, in Chromium. The whole suite runs in the
+# default mode (a Web Worker), in every engine.
 MAIN_THREAD_MATRIX = (
     "tests/test_browser.py",
     "tests/test_browser_actions.py",
+    "tests/test_browser_attach.py",
     "tests/test_browser_chats.py",
     "tests/test_browser_restore.py",
     "tests/test_browser_search.py",
