@@ -50,6 +50,9 @@ class _Call:
         return ToolCall(self.index, self.id, self.name, self.parts[0] if self.parts else "")
 
 
+MAX_CITATIONS = 1_000  # per answer: far above any provider's, far below what costs a page
+
+
 class Accumulator:
     """Adds up reasoning and tool-call deltas, and collects citations (other events are
     ignored).
@@ -61,7 +64,10 @@ class Accumulator:
     Tool calls are keyed by ``index``: fragments of one call may be interleaved with other
     calls' and still land in their own call; ``id`` and ``name`` are the first ones given.
     A citation is kept once: providers repeat them (OpenAI Responses streams each annotation,
-    then sends it again on the finished text; Gemini may repeat its grounding metadata).
+    then sends it again on the finished text; Gemini may repeat its grounding metadata). At
+    most ``MAX_CITATIONS`` are kept, and later ones are not passed on: a broken or hostile
+    stream cannot grow the list, nor what a page does with it each frame, without bound (a
+    page shows at most 100 sources: ``events.sources``).
     """
 
     def __init__(self) -> None:
@@ -72,6 +78,7 @@ class Accumulator:
         self._calls: dict[int, _Call] = {}
         self._calls_frozen: tuple[ToolCall, ...] | None = ()
         self._citations: dict[Citation, None] = {}  # a dict: ordered, and a repeat is found fast
+        self._citations_frozen: tuple[Citation, ...] | None = ()
 
     def add(self, ev: ChatEvent) -> bool:
         """Add ``ev``; False if it changed nothing (a citation already kept, an empty delta),
@@ -81,9 +88,10 @@ class Accumulator:
         elif isinstance(ev, ToolCallDelta):
             self._add_call(ev)
         elif isinstance(ev, Citation):
-            if ev in self._citations:
+            if ev in self._citations or len(self._citations) >= MAX_CITATIONS:
                 return False
             self._citations[ev] = None
+            self._citations_frozen = None
         return True
 
     def _add_reasoning(self, ev: ReasoningDelta) -> None:
@@ -132,8 +140,10 @@ class Accumulator:
 
     @property
     def citations(self) -> tuple[Citation, ...]:
-        """Each citation once, in the order they first came."""
-        return tuple(self._citations)
+        """Each citation once, in the order they first came (at most ``MAX_CITATIONS``)."""
+        if self._citations_frozen is None:
+            self._citations_frozen = tuple(self._citations)
+        return self._citations_frozen
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:

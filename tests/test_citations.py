@@ -383,3 +383,20 @@ def test_the_kit_scripts_citations(name: str) -> None:
     cs = Script.answer(CITE_ANSWER, name, citations=CITATIONS).chat(name)  # type: ignore[arg-type]
     assert cs.text == CITE_ANSWER and cs.outcome == Outcome.COMPLETED
     assert [c.url for c in cs.citations] == [c.url for c in CITATIONS]
+
+
+def test_a_stream_of_endless_citations_keeps_a_bounded_list_and_the_page_shows_100() -> None:
+    """A hostile or broken stream citing without end (100x any provider's count, and more):
+    ChatStream keeps MAX_CITATIONS and passes on no more; the page shows at most 100."""
+    from pysse.accumulate import MAX_CITATIONS
+
+    many = tuple(
+        Citation(f"https://s{i}.example/p", f"source {i}") for i in range(5 * MAX_CITATIONS)
+    )
+    body = b"".join(encode_parts(PROVIDERS["openai-responses"], [Text(["cited"], many)]))
+    cs = ChatStream("openai-responses")
+    passed = [e for e in cs.feed(body) if isinstance(e, Citation)]
+    assert [c.url for c in cs.citations] == [c.url for c in many[:MAX_CITATIONS]]
+    assert len(passed) == MAX_CITATIONS and cs.citations is cs.citations  # (read once a change)
+    assert len(sources(cs.citations)) == 100
+    assert cs.text == "cited" and cs.close() is not None

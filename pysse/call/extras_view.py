@@ -178,8 +178,12 @@ class SourcesView:
     def __init__(self, el: Any) -> None:
         self.el = el
         self.count = int(attr(el, "data-count") or 0)
+        self.seen = -1  # how many citations the last render read (a frame with none new: no work)
 
     def render(self, citations: tuple[Citation, ...]) -> None:
+        if len(citations) == self.seen:
+            return
+        self.seen = len(citations)
         found = sources(citations)
         if len(found) <= self.count:
             return
