@@ -34,6 +34,8 @@ __all__ = [
     "continuation",
     "cut_after",
     "last_user_text",
+    "message_items",
+    "messages_of",
     "plan",
 ]
 
@@ -395,19 +397,24 @@ def messages_of(body: dict[str, Any]) -> list[tuple[str, str]]:
     def role(r: Any) -> str:
         return "assistant" if r in ("assistant", "model") else "user" if r in (None, "user") else ""
 
+    return [(role(r), text_of(c)) for r, c in message_items(body) if role(r)]
+
+
+def message_items(body: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """Each message of a request in any of the four formats as (its role as sent, its
+    content or parts as sent), unchecked: ``messages_of`` reads the texts, the demo relay's
+    ``demo_received`` the files."""
     if isinstance(body.get("contents"), list):  # gemini
-        items = [(c.get("role"), c.get("parts")) for c in body["contents"] if isinstance(c, dict)]
-    elif isinstance(body.get("messages"), list):  # openai-chat, anthropic
-        items = [
+        return [(c.get("role"), c.get("parts")) for c in body["contents"] if isinstance(c, dict)]
+    if isinstance(body.get("messages"), list):  # openai-chat, anthropic
+        return [
             (m.get("role") or "", m.get("content")) for m in body["messages"] if isinstance(m, dict)
         ]
-    elif isinstance(body.get("input"), str):  # openai-responses
-        items = [("user", body["input"])]
-    elif isinstance(body.get("input"), list):
-        items = [(m.get("role"), m.get("content")) for m in body["input"] if isinstance(m, dict)]
-    else:
-        items = []
-    return [(role(r), text_of(c)) for r, c in items if role(r)]
+    if isinstance(body.get("input"), str):  # openai-responses
+        return [("user", body["input"])]
+    if isinstance(body.get("input"), list):
+        return [(m.get("role"), m.get("content")) for m in body["input"] if isinstance(m, dict)]
+    return []
 
 
 def last_user_text(body: dict[str, Any]) -> str:

@@ -18,6 +18,8 @@ from typing import Any
 
 import imagesize
 
+from . import demo
+
 __all__ = ["Received", "describe", "received_files"]
 
 DATA_URL_PREFIX = "data:"
@@ -92,17 +94,8 @@ BY_KEY: dict[str, Callable[[Any], Received | None]] = {
 
 
 def _parts_of_last_user_message(body: dict[str, Any]) -> list[dict[str, Any]]:
-    if isinstance(body.get("contents"), list):  # gemini
-        items = [(c.get("role"), c.get("parts")) for c in body["contents"] if isinstance(c, dict)]
-    else:
-        listed = body.get("messages", body.get("input"))
-        items = (
-            [(m.get("role"), m.get("content")) for m in listed if isinstance(m, dict)]
-            if isinstance(listed, list)
-            else []
-        )
-    for role, parts in reversed(items):
-        if role in (None, "user"):
+    for role, parts in reversed(demo.message_items(body)):
+        if role in (None, "", "user"):  # (none said: a user's, as each format reads it)
             return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
     return []
 
