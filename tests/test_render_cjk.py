@@ -241,3 +241,10 @@ def test_property_no_prefix_of_cjk_text_loses_a_character(
     parts: list[str], cuts: list[int]
 ) -> None:
     check_prefixes("".join(parts), cuts)
+
+
+def test_a_list_marker_whose_item_is_only_a_marker_so_far_is_held() -> None:
+    """Found by the property above: "- ~" with its "~" held showed "- " as the paragraph's
+    text (an empty item cannot interrupt a paragraph), and a list once "~~" came."""
+    check_prefixes("**中文\n- ~~", [1])
+    check_prefixes("ab\n1. __x__", [1])

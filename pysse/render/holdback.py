@@ -405,7 +405,9 @@ def hold_back(tail: str, floor: int = 0) -> str:
         lines, partial = lines[:math_line], ""
         if not lines:
             return ""
-    if partial and _may_become_block(partial):
+    # (and one whose end is only inline markers, which the closers below would hold: "- ~"
+    # shown as "-" is a paragraph's text, and a list item once "~~" comes)
+    if partial and (_may_become_block(partial) or _may_become_block(partial.rstrip("*_~"))):
         partial = ""
     if partial and "|" in partial and lines and "|" in lines[-1]:
         partial = ""  # a table row is shown only when complete
