@@ -181,6 +181,7 @@ class ModelView:
         self.stored: dict[str, str] = {}  # localStorage
         self.downloads: list[tuple[str, Any, str]] = []
         self.srcs: dict[int, tuple[bytes, str]] = {}  # an image's bytes (the "src" op)
+        self.cites: dict[int, list[Any]] = {}  # an answer's source marks (the "cite" op)
         self.copies: list[str | None] = []  # what a table's Copy asked for
         self.scrolls: list[list[Any]] = []
         self.focused: Element | None = None
@@ -319,6 +320,9 @@ class ModelView:
 
     def op_mark(self, h: int, where: list[int], blobs: list[bytes]) -> None:
         self.marks.append([h, where])
+
+    def op_cite(self, h: int, marks: list[Any], blobs: list[bytes]) -> None:
+        self.cites[h] = marks
 
     def op_download(self, name: str, data: Any, mime: str, blobs: list[bytes]) -> None:
         if isinstance(data, dict):

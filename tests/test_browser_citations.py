@@ -1,7 +1,9 @@
 """Sources (issue #43), in Chromium: ``/demo cite`` (OpenAI Responses, its ``url_citation``
 annotations) shows a numbered list of the answer's sources under it: each an http(s) link
 with the title as text and its host beside it, the ``javascript:`` source never a link (the
-view would refuse the op and the test fail); the list is stored and back after a reload."""
+view would refuse the op and the test fail); the list is stored and back after a reload.
+Numbered marks follow the words each source backs, in the text (never in code), also after
+the reload."""
 
 from __future__ import annotations
 
@@ -25,6 +27,54 @@ SOURCES = """() => { const a = [...document.querySelectorAll('[data-role=assista
             return {href: link.getAttribute('href'), text: link.textContent, rel: link.rel,
                     target: link.target, host: li.querySelector('.source-host').textContent};
           })}; }"""
+
+# Each mark: the words before it (the paragraph's text up to it), its links' text, href, label.
+MARKS = """() => { const a = [...document.querySelectorAll('[data-role=assistant]')].at(-1);
+  return [...a.querySelectorAll('.settled .cite-mark')].map(m => {
+    const r = document.createRange();
+    r.setStart(m.closest('p'), 0); r.setEndBefore(m);
+    return {before: r.toString().slice(-12), in_code: !!m.closest('code, pre'),
+            links: [...m.querySelectorAll('a')].map(l => [l.textContent, l.getAttribute('href'),
+                    l.getAttribute('aria-label'), l.rel])}; }); }"""
+
+WANT_MARKS = [
+    {
+        "before": "r plain HTTP",
+        "in_code": False,
+        "links": [
+            [
+                "1",
+                "https://example.org/sse",
+                "Source 1: Server-sent events (example.org)",
+                "noopener noreferrer nofollow",
+            ]
+        ],
+    },
+    {
+        "before": "s each delta",
+        "in_code": False,
+        "links": [
+            [
+                "2",
+                "https://docs.example.com/chat?lang=en",
+                "Source 2: Streaming <b>chat</b> (docs.example.com)",
+                "noopener noreferrer nofollow",
+            ]
+        ],
+    },
+    {
+        "before": "nt-ID header",
+        "in_code": False,
+        "links": [
+            [
+                "3",
+                "http://example.net/reconnect",
+                "Source 3: Reconnecting (example.net)",
+                "noopener noreferrer nofollow",
+            ]
+        ],
+    },
+]
 
 
 def test_demo_cite_lists_its_http_sources_and_keeps_them_through_a_reload(
@@ -55,6 +105,7 @@ def test_demo_cite_lists_its_http_sources_and_keeps_them_through_a_reload(
     assert live["items"] == want  # the title "Streaming <b>chat</b>" as text, never HTML
     assert live["bold"] == 0 and live["js"] == 0
     assert live["model"] == "demo"  # the model the stream says wrote it (response.model)
+    assert page.evaluate(MARKS) == WANT_MARKS  # (the javascript: one: no mark)
     stored = wait_stored(
         page,
         lambda s: (
@@ -71,6 +122,8 @@ def test_demo_cite_lists_its_http_sources_and_keeps_them_through_a_reload(
     page.wait_for_function(
         "() => document.querySelectorAll('[data-role=sources] ol > li').length == 3"
     )
+    page.wait_for_function("() => document.querySelectorAll('.cite-mark').length == 3")
+    assert page.evaluate(MARKS) == WANT_MARKS
     again = page.evaluate(SOURCES)
     assert again["items"] == want and again["hidden"] is False
     assert again["bold"] == 0 and again["js"] == 0

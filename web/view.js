@@ -891,6 +891,48 @@ const OPS = {
     range.setEnd(nodes[j], hi);
     CSS.highlights.set(HIGHLIGHT, new Highlight(range));
   },
+  // An answer's numbered source marks (pysse/app/cite_marks.py): after the words each
+  // needle names, found in order in the answer's text (never in code), a link to the source.
+  cite([, h, marks]) {
+    const el = this.node(h, "cite");
+    if (!el || !Array.isArray(marks)) return;
+    const old = el.querySelectorAll(".cite-mark");
+    if (old.length) { old.forEach((m) => m.remove()); el.normalize(); }
+    const skip = (n) => n.parentElement.closest("pre, code, math, .cite-mark");
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT,
+      { acceptNode: (n) => (skip(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT) });
+    const nodes = [], starts = [];
+    let all = "";
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) { nodes.push(n); starts.push(all.length); all += n.data; }
+    const places = [];
+    let from = 0;
+    for (const [needles, refs] of marks.slice(0, 200)) {
+      for (const needle of needles) {
+        const at = typeof needle === "string" && needle ? all.indexOf(needle, from) : -1;
+        if (at >= 0) { places.push([at + needle.length, refs]); from = at; break; }
+      }
+    }
+    for (const [end, refs] of places.reverse()) { // from the last: earlier offsets stay true
+      let i = starts.length - 1;
+      while (i > 0 && starts[i] >= end) i--;
+      const node = nodes[i];
+      const after = node.splitText(end - starts[i]);
+      const sup = document.createElement("sup");
+      sup.className = "cite-mark";
+      for (const [n, url, label] of refs) {
+        if (!/^https?:\/\//i.test(url)) continue;
+        const a = document.createElement("a");
+        a.href = url;
+        a.target = "_blank";
+        a.rel = "noopener noreferrer nofollow";
+        a.textContent = String(n);
+        a.setAttribute("aria-label", String(label));
+        a.title = String(label);
+        sup.appendChild(a);
+      }
+      if (sup.firstChild) after.parentNode.insertBefore(sup, after);
+    }
+  },
   download([, name, data, mime], blobs) { this.download(name, data, mime, blobs); },
   // An attached image's thumbnail: its bytes as a blob: URL (freed when Python drops the
   // element), only on an <img> and only an image type.

@@ -10,7 +10,8 @@ from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..call.extras_view import ReasoningView, SourcesView, ToolCallsView, attr
-from ..events import ReasoningDelta
+from ..events import Citation, ReasoningDelta
+from .cite_marks import marks
 
 if TYPE_CHECKING:
     from ..chats.conversation import Message
@@ -132,6 +133,15 @@ def show_kept(art: Any, msg: Message) -> None:
         )
     if msg.citations:
         SourcesView(art.querySelector("[data-role=sources]")).render(msg.citations)
+
+
+def show_marks(art: Any, text: str, citations: tuple[Citation, ...]) -> None:
+    """The numbered marks of the sources ``citations`` in answer ``art``'s rendered text
+    (``cite_marks``), once its HTML is final: the view places them (the ``cite`` op)."""
+    found = marks(text, citations) if citations else []
+    if found:
+        settled = art.querySelector(".settled")
+        settled.ownerDocument.ops.add(["cite", settled.handle, found])
 
 
 def render_kept(el: Any, markdown: Callable[[], Any]) -> Generator[None, None, None]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..call.extras_view import attr, writer_for
 from ..render import lazy
+from .message_view import show_marks
 from .platform import spawn
 from .restore_steps import (
     WAIT,
@@ -228,6 +229,7 @@ class Restorer:
 
     def _done(self, item: _Item) -> None:
         art = item.art
+        show_marks(art, item.msg.text, item.msg.citations)
         art.removeAttribute("data-pending")
         art.querySelector(".settled").style.minHeight = ""
         self._observe(art, False)

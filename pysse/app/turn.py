@@ -30,7 +30,7 @@ from ..events import (
     ToolCall,
     Usage,
 )
-from .message_view import show_kept, thinking_label, thought_label
+from .message_view import show_kept, show_marks, thinking_label, thought_label
 from .settings import image_hosts
 
 if TYPE_CHECKING:
@@ -306,6 +306,7 @@ class Turn(CallListener):
     def on_finish(self, finish: Finish) -> None:
         self._send_text()
         self.sources.render(self.citations)
+        show_marks(self.el, self.text, self.citations)
         self.el.ownerDocument.ops.urgent = True  # (the final state waits for no cadence)
         if self.thinking:
             self._end_thinking()

@@ -37,6 +37,8 @@ Elements are named by *handles* (positive integers, see ``dom.py``). The ops:
 ``["observe", h, on]``                report when ``h`` enters or leaves the log's view
 ``["call", id, name, args]``          a request with a reply event (``confirm``, ``texts``)
 ``["mark", h, [i, lo, j, hi]]``       mark a search term's range in ``h``'s text (CSS highlight)
+``["cite", h, marks]``                 numbered source marks in answer ``h``'s text
+                                      (``app/cite_marks.py``: needles and their sources)
 ``["download", name, data, mime]``    offer a file (``data`` a text or ``{"$blob": i}``)
 ``["src", h, {"$blob": i}, mime]``    image ``h`` shows those bytes (a ``blob:`` URL; an
                                       attached image's thumbnail)
