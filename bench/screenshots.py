@@ -3,7 +3,8 @@ the main states of the chat page in the light and the dark theme, at desktop and
 two mid-stream moments (a table arriving, a code fence still open), the model's reasoning
 (open while it thinks, folded after, with tool calls), search across chats and an Arabic
 answer on an Arabic reader's phone (``rtl``: ``python -m bench.screenshots rtl`` makes only
-that one), a table's and a code block's tools (``takeout``), written to docs/.
+that one), a table's and a code block's tools (``takeout``), an answer's sources with their
+marks in the text (``sources``) and an attached photo (``attach``), written to docs/.
 
 Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
 server, which stalls the stream at the right event so the picture is the same every time.
@@ -180,17 +181,71 @@ def takeout(browser: Any, base: str) -> None:
     page.context.close()
 
 
+def sources(browser: Any, base: str) -> None:
+    """``/demo cite``: numbered marks after the cited words, the sources listed under it."""
+    page = page_for(browser, base, "light", DESKTOP, format="openai-responses")
+    ask(page, "/demo cite")
+    page.wait_for_selector(".cite-mark")
+    box = page.locator("[data-role=assistant]").bounding_box()
+    page.screenshot(
+        path=str(DOCS / "sources-light.png"),
+        clip={
+            "x": box["x"] - 12,
+            "y": box["y"] - 12,
+            "width": box["width"] + 24,
+            "height": box["height"] + 24,
+        },
+    )
+    print("  docs/sources-light.png")
+    page.context.close()
+
+
+def photo() -> bytes:
+    """A 1200x800 gradient photo, made here (no picture is shipped)."""
+    import io
+
+    from PIL import Image
+
+    size = (1200, 800)
+    across = Image.linear_gradient("L").resize(size)
+    down = Image.linear_gradient("L").rotate(90).resize(size)
+    img = Image.merge("RGB", (across, down, Image.new("L", size, 170)))
+    out = io.BytesIO()
+    img.save(out, "JPEG", quality=80)
+    return out.getvalue()
+
+
+def attach(browser: Any, base: str) -> None:
+    """A photo attached with the picker (its chip), then sent: its thumbnail in the question
+    and the demo relay's account of what it received."""
+    page = page_for(browser, base, "light", DESKTOP)
+    page.set_input_files(
+        "[data-role=attach-input]",
+        files=[{"name": "sunset.jpg", "mimeType": "image/jpeg", "buffer": photo()}],
+    )
+    page.wait_for_selector("[data-role=attachments] img[alt='sunset.jpg']")
+    page.fill("[data-role=prompt]", "/demo echo What is in this photo?")
+    shoot(page, "attach-chip-light.png")
+    page.click("[data-role=send]")
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-role=assistant]');"
+        " return a && a.dataset.state === 'completed'; }",
+        timeout=60_000,
+    )
+    shoot(page, "attach-sent-light.png")
+    page.context.close()
+
+
+EXTRA = {"rtl": rtl_phone, "takeout": takeout, "sources": sources, "attach": attach}
+
+
 def main() -> None:
     site = Path(os.environ["PYSSE_SITE"])
     DOCS.mkdir(exist_ok=True)
     with LiveServer(create_app(site)) as live, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
-        if sys.argv[1:] == ["rtl"]:
-            rtl_phone(browser, live.url)
-            browser.close()
-            return
-        if sys.argv[1:] == ["takeout"]:
-            takeout(browser, live.url)
+        if sys.argv[1:] and sys.argv[1] in EXTRA:  # one picture only
+            EXTRA[sys.argv[1]](browser, live.url)
             browser.close()
             return
         for theme in ("light", "dark"):
@@ -225,6 +280,8 @@ def main() -> None:
         reasoning_and_search(browser, live.url)
         rtl_phone(browser, live.url)
         takeout(browser, live.url)
+        sources(browser, live.url)
+        attach(browser, live.url)
         browser.close()
 
 
