@@ -391,7 +391,9 @@ def messages_of(body: dict[str, Any]) -> list[tuple[str, str]]:
             texts = [p.get("text", "") if isinstance(p, dict) else p for p in content]
             if not all(isinstance(t, str) for t in texts):
                 raise ValueError("a content part's text must be a string")
-            return "".join(texts)
+            return "\n\n".join(
+                t for t in texts if t
+            )  # (parts are blocks apart, as a model reads them)
         return ""
 
     def role(r: Any) -> str:
