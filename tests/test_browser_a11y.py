@@ -241,3 +241,43 @@ def test_theme_toggle_cycles_and_persists(make_page: Any) -> None:
     assert "Theme: dark" in (page.get_attribute("[data-role=theme]", "aria-label") or "")
     page.goto(p.base + "/")  # theme.js applies it before Python starts
     assert page.get_attribute("html", "data-theme") in ("dark", None)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_no_serious_axe_violations_with_attachments_and_sources(
+    make_page: Any, axe_source: str, theme: str
+) -> None:
+    """An image and a text file waiting as chips, sent (a thumbnail in the question), and an
+    answer citing sources: numbered marks in its text and the list under it (issue #43)."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (60, 40), (200, 90, 30)).save(out, "PNG")
+    settings, context = THEMES[theme]
+    p = make_page(
+        settings={**settings, "format": "openai-responses"},
+        viewport=DESKTOP,
+        bypass_csp=True,
+        **context,
+    )
+    page = p.open()
+    states = {}
+    page.set_input_files(
+        "[data-role=attach-input]",
+        files=[
+            {"name": "photo.png", "mimeType": "image/png", "buffer": out.getvalue()},
+            {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"some notes\n"},
+        ],
+    )
+    page.wait_for_selector("[data-role=attachments] img[alt='photo.png']")
+    states["chips"] = serious(page, axe_source)
+    p.send("/demo echo what is it?")
+    p.wait_done()
+    states["sent"] = serious(page, axe_source)
+    p.send("/demo cite")
+    p.wait_done()
+    page.wait_for_selector(".cite-mark a")
+    states["sources"] = serious(page, axe_source)
+    assert {k: v for k, v in states.items() if v} == {}
