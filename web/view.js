@@ -18,12 +18,12 @@ const UP_KEYS = new Set(["ArrowUp", "PageUp", "Home"]);
 const DOWN_KEYS = new Set(["ArrowDown", "PageDown", "End", " "]);
 const HIGHLIGHT = "pysse-search";
 const TABS_MOVES = { ArrowRight: 1, ArrowLeft: -1 };
-// The fewest ms between two renders of a streaming answer: 15 a second. A reader takes in
+// The fewest ms between two renders of a streaming answer: 10 a second. A reader takes in
 // text no faster at 60 (a render adds a few words); each render costs the main thread a
 // style, layout and paint pass with a floor in the engine (about 2.5 ms at 1x), so the
-// number of renders is the cost (docs/benchmarks.md: the cadence, measured). The reader's
-// own events and an answer's end never wait for it.
-const RENDER_GAP_MS = 66;
+// number of renders is the cost (docs/benchmarks.md: the cadence, measured: 15 a second
+// rendered 1.26x as long). The reader's own events and an answer's end never wait for it.
+const RENDER_GAP_MS = 100;
 
 // Whether Enter in the composer sends. On a touch screen it starts a new line, as on the best
 // mobile chat pages: a phone's keyboard has no Shift+Enter to reach for, and Send is a thumb
@@ -310,7 +310,7 @@ export class View {
 
   // What the browser's rendering of the last ops cost: from this frame's callbacks to the
   // first task after them (style, layout and paint run in between). 15 renders a second
-  // (RENDER_GAP_MS); 10 while rendering takes over 12 ms (a slow phone's frames). The final
+  // (RENDER_GAP_MS); 6.7 while rendering takes over 12 ms (a slow phone's frames). The final
   // state never waits: Python sends it at once.
   measureFrame(start) {
     if (!this.probe) {
@@ -318,7 +318,7 @@ export class View {
       this.probe.port1.onmessage = () => {
         const took = performance.now() - this.probeStart;
         this.cost = this.cost * 0.8 + took * 0.2;
-        this.gap = this.cost > 12 ? 100 : RENDER_GAP_MS;
+        this.gap = this.cost > 12 ? 150 : RENDER_GAP_MS;
         this.stats.renderCost = Math.round(this.cost * 100) / 100;
         this.stats.gap = this.gap;
       };

@@ -142,7 +142,7 @@ class FrameLoop:
     def on_frame(self, span: float = 1.0) -> None:
         """A frame: each answer waiting renders. ``span`` is how many display frames it
         stands for (the page renders at a cadence of its own: ``web/view.js``'s
-        ``RENDER_GAP_MS``, four frames of 60 Hz), so that an answer's update takes that many
+        ``RENDER_GAP_MS``, six frames of 60 Hz), so that an answer's update takes that many
         frames' budget of text and keeps up with the stream; at most ``MAX_SPAN``."""
         self.frames += 1
         self.span = min(MAX_SPAN, max(1.0, span))
