@@ -122,14 +122,31 @@ def test_the_markdown_export_names_the_files() -> None:
     assert "Attached: `cat.png`, `notes.md`" in chat().to_markdown()
 
 
-def test_the_html_export_names_the_files_escaped() -> None:
-    from pysse.chats.html_export import export_html
+def test_the_html_export_holds_the_files_escaped_and_loads_nothing() -> None:
+    from html.parser import HTMLParser
+
+    from pysse.chats.html_export import CSP, export_html
 
     c = Conversation("c1")
-    c.add_user("look", (Attachment.text("<img src=x onerror=alert(1)>.txt", "x"),))
+    hostile = "<img src=x onerror=alert(1)>.txt"
+    c.add_user("look", (Attachment.text(hostile, "</pre><script>x</script>"), FILES[0]))
     page = export_html(c, "", lambda t: t)
-    assert "Attached: &lt;img src=x onerror=alert(1)&gt;.txt" in page
-    assert "<img" not in page
+    imgs: list[dict[str, str | None]] = []
+    scripts: list[str] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "img":
+                imgs.append(dict(attrs))
+            if tag == "script":
+                scripts.append(tag)
+
+    Tags().feed(page)
+    assert scripts == []  # the text file's content and name are text
+    assert imgs == [{"src": f"data:image/png;base64,{PNG}", "alt": "cat.png"}]
+    assert '<summary dir="auto">&lt;img src=x onerror=alert(1)&gt;.txt</summary>' in page
+    assert "&lt;/pre&gt;&lt;script&gt;x&lt;/script&gt;" in page
+    assert "img-src data:;" in CSP  # the image is its own bytes: the page makes no request
 
 
 def test_a_chat_begun_with_files_alone_is_named_for_the_first() -> None:

@@ -3,8 +3,9 @@ answer rendered as the page renders it (``render``: the same sanitizing markdown
 own styles inlined, a print stylesheet, and nothing else.
 
 Self-contained and inert: no script at all, and a Content-Security-Policy that allows only the
-inline styles, so the file opened from disk (``file://``) makes no request, not even for an
-image an answer links to. The interactive tools (a table's Copy, a code block's Download) are
+inline styles and ``data:`` images, so the file opened from disk (``file://``) makes no
+request, not even for an image an answer links to; a question's attached images are in it as
+``data:`` URLs of their own bytes. The interactive tools (a table's Copy, a code block's Download) are
 left out: there is nothing to run them.
 """
 
@@ -15,6 +16,7 @@ import re
 from collections.abc import Callable
 
 from ..events import Citation, sources
+from ..providers.attachments import IMAGE_TYPES, Attachment
 from .conversation import Conversation
 
 __all__ = ["CSP", "PRINT_CSS", "export_html"]
@@ -29,6 +31,10 @@ html, body { height: auto !important; overflow: visible !important; display: blo
 .export > header h1 { font-size: 1.4rem; }
 .export > .msg + .msg { margin-top: .75rem; }
 .export .msg > .who { font-size: .8rem; color: var(--muted); margin: 0 0 .3rem; }
+.export .files { display: flex; flex-wrap: wrap; gap: .5rem; margin: 0 0 .4rem; }
+.export .files figure { margin: 0; }
+.export .files img { max-width: 100%; max-height: 16rem; border-radius: .4rem; }
+.export .files pre { max-height: 20rem; overflow: auto; white-space: pre-wrap; }
 @media print {
   :root { color-scheme: light; }
   body, .msg, .msg.user { background: #fff !important; color: #000 !important; }
@@ -69,9 +75,8 @@ def export_html(conv: Conversation, css: str, render: Callable[[str], str]) -> s
     for m in conv.path():
         if m.role == "user":
             body = f'<div class="content" dir="auto">{html.escape(m.text)}</div>'
-            if m.attachments:  # named (the file loads nothing: no picture in it)
-                names = ", ".join(html.escape(f.name) for f in m.attachments)
-                body = f'<p class="files" dir="auto">Attached: {names}</p>{body}'
+            if m.attachments:
+                body = _files(m.attachments) + body
             who, cls = "You", "msg user"
         else:
             body = f'<div class="content">{_without_tools(render(m.text))}</div>'
@@ -81,6 +86,24 @@ def export_html(conv: Conversation, css: str, render: Callable[[str], str]) -> s
         parts.append(f'<article class="{cls}"><p class="who">{who}</p>{body}</article>')
     parts.append("</main></body></html>\n")
     return "\n".join(parts)
+
+
+def _files(files: tuple[Attachment, ...]) -> str:
+    """A question's files, inside the page: each image as a ``data:`` URL of its own bytes
+    (its type one of the four a model takes, its data checked base64 where it was made or
+    read: the page still loads nothing), each text file folded under its name."""
+    out = []
+    for f in files:
+        name = html.escape(f.name)
+        if f.kind == "image" and f.media_type in IMAGE_TYPES:
+            src = html.escape(f"data:{f.media_type};base64,{f.data}")
+            out.append(f'<figure class="file"><img src="{src}" alt="{name}"></figure>')
+        else:
+            out.append(
+                f'<details class="file"><summary dir="auto">{name}</summary>'
+                f'<pre dir="auto">{html.escape(f.data)}</pre></details>'
+            )
+    return f'<div class="files">{"".join(out)}</div>'
 
 
 def _sources(citations: tuple[Citation, ...]) -> str:
