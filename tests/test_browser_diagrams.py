@@ -6,6 +6,7 @@ fetches Mermaid. In both page modes (the worker's, ``?thread=main``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,7 +96,7 @@ def test_copy_source_download_svg_show_source_and_the_theme(make_page: Any) -> N
     with page.expect_download() as dl:
         block.query_selector("button.svg").click()
     assert dl.value.suggested_filename == "diagram.svg"
-    saved = open(dl.value.path(), encoding="utf-8").read()
+    saved = Path(dl.value.path()).read_text(encoding="utf-8")
     assert saved.startswith("<svg") and saved == img.evaluate(SVG_OF)
     assert "Chat page" in page.evaluate(TEXT_OF, saved)
     toggle = block.query_selector("button.source")

@@ -151,7 +151,6 @@ Money stays text: it costs $5 and $10, or **$750** in total.
 
 
 DIAGRAM_ANSWER = """How a message travels:
-
 ```mermaid
 flowchart LR
   accTitle: The path of a message
@@ -163,7 +162,6 @@ flowchart LR
 ```
 
 And a diagram with a mistake in it, shown as its source:
-
 ```mermaid
 flowchart LR
   A[Start] --> B{Decide
