@@ -3,7 +3,8 @@ the main states of the chat page in the light and the dark theme, at desktop and
 two mid-stream moments (a table arriving, a code fence still open), the model's reasoning
 (open while it thinks, folded after, with tool calls), search across chats and an Arabic
 answer on an Arabic reader's phone (``rtl``: ``python -m bench.screenshots rtl`` makes only
-that one), a table's and a code block's tools (``takeout``), written to docs/.
+that one), a table's and a code block's tools (``takeout``), a drawn diagram and a broken one
+in both themes (``diagrams``), written to docs/.
 
 Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
 server, which stalls the stream at the right event so the picture is the same every time.
@@ -180,6 +181,24 @@ def takeout(browser: Any, base: str) -> None:
     page.context.close()
 
 
+def diagrams(browser: Any, base: str) -> None:
+    """``/demo diagram`` in both themes: the flowchart drawn, the broken one's source and
+    error, clipped to the answer."""
+    for theme in ("light", "dark"):
+        page = page_for(browser, base, theme, {"width": 1000, "height": 1000})
+        ask(page, "/demo diagram")
+        page.wait_for_selector(f"[data-drawn={theme}] figure.diagram img", state="attached")
+        page.wait_for_selector("[data-drawn=failed]", state="attached")
+        page.wait_for_function("() => document.querySelector('figure.diagram img').complete")
+        page.mouse.move(0, 0)
+        page.wait_for_timeout(200)
+        page.locator("[data-role=assistant]").last.screenshot(
+            path=str(DOCS / f"diagram-{theme}.png")
+        )
+        print(f"  docs/diagram-{theme}.png")
+        page.context.close()
+
+
 def main() -> None:
     site = Path(os.environ["PYSSE_SITE"])
     DOCS.mkdir(exist_ok=True)
@@ -187,6 +206,10 @@ def main() -> None:
         browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
         if sys.argv[1:] == ["rtl"]:
             rtl_phone(browser, live.url)
+            browser.close()
+            return
+        if sys.argv[1:] == ["diagrams"]:
+            diagrams(browser, live.url)
             browser.close()
             return
         if sys.argv[1:] == ["takeout"]:
@@ -225,6 +248,7 @@ def main() -> None:
         reasoning_and_search(browser, live.url)
         rtl_phone(browser, live.url)
         takeout(browser, live.url)
+        diagrams(browser, live.url)
         browser.close()
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pysse.server.demo import DIAGRAM_ANSWER
+from pysse.testing import Script
 
 pytestmark = pytest.mark.browser
 
@@ -155,3 +156,34 @@ def test_a_visit_without_diagrams_fetches_no_diagram_code(make_page: Any) -> Non
     p.wait_done()
     page.wait_for_timeout(300)
     assert [u for u in p.requests if page.evaluate(FETCHED, u)] == []
+
+
+HOSTILE = """A hostile diagram:
+
+```mermaid
+flowchart LR
+  A["<img src=x onerror=window.__pwned=1>"] --> B["<script>window.__pwned=2</script>"]
+  click A href "javascript:window.__pwned=3"
+  click B "https://evil.invalid/click"
+  style A fill:url(https://evil.invalid/fill.png)
+```
+"""
+
+
+def test_a_hostile_diagram_runs_and_loads_nothing(make_page: Any, sse_server: Any) -> None:
+    sse_server.play(Script.answer(HOSTILE).chunked(9))
+    p = make_page(settings={"relay": sse_server.url, "format": "openai-chat"})
+    page = p.open()
+    p.send("draw")
+    p.wait_done()
+    img = page.wait_for_selector(DRAWN, state="attached", timeout=60_000)
+    page.wait_for_function("img => img.complete", arg=img)
+    svg = img.evaluate(SVG_OF)
+    assert "javascript:" not in svg and "<script" not in svg and "onerror=" not in svg
+    assert "evil.invalid/click" not in svg  # (a link: only "#..." survive)
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    foreign = [
+        u for u in p.requests if not u.startswith((p.base, sse_server.url, "data:", "blob:"))
+    ]
+    assert foreign == []
