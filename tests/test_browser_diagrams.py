@@ -161,11 +161,11 @@ def test_a_visit_without_diagrams_fetches_no_diagram_code(make_page: Any) -> Non
 HOSTILE = """A hostile diagram:
 
 ```mermaid
+%%{init: {"securityLevel": "loose", "flowchart": {"htmlLabels": true}}}%%
 flowchart LR
   A["<img src=x onerror=window.__pwned=1>"] --> B["<script>window.__pwned=2</script>"]
   click A href "javascript:window.__pwned=3"
   click B "https://evil.invalid/click"
-  style A fill:url(https://evil.invalid/fill.png)
 ```
 """
 
@@ -177,10 +177,11 @@ def test_a_hostile_diagram_runs_and_loads_nothing(make_page: Any, sse_server: An
     p.send("draw")
     p.wait_done()
     img = page.wait_for_selector(DRAWN, state="attached", timeout=60_000)
-    page.wait_for_function("img => img.complete", arg=img)
+    page.wait_for_function("() => document.querySelector('figure.diagram img').complete")
     svg = img.evaluate(SVG_OF)
     assert "javascript:" not in svg and "<script" not in svg and "onerror=" not in svg
     assert "evil.invalid/click" not in svg  # (a link: only "#..." survive)
+    assert "foreignObject" not in svg  # (the directive's htmlLabels and loose mode: ignored)
     page.wait_for_timeout(300)
     assert page.evaluate("window.__pwned") is None
     foreign = [

@@ -16,7 +16,7 @@ const DROP = "script, foreignObject, iframe, object, embed, audio, video, image,
 
 export const stats = { loadMs: null, renders: [] }; // (tests, docs/chat-page.md: the times)
 const svgs = new WeakMap(); // a drawn block -> its SVG text (Download SVG)
-const queue = [];
+const near = new Set(); // the blocks near the view (the IntersectionObserver's), not drawn yet
 let io = null;
 let pumping = false;
 let loading = null;
@@ -34,21 +34,25 @@ export function watch(el, log) {
 
 function seen(entries) {
   for (const en of entries) {
-    if (!en.isIntersecting) continue;
-    io.unobserve(en.target);
-    if (en.target.isConnected && !queue.includes(en.target)) queue.push(en.target);
+    if (en.isIntersecting) near.add(en.target);
+    else near.delete(en.target);
   }
   pump();
 }
 
 const idle = (fn) => (globalThis.requestIdleCallback ? requestIdleCallback(fn, { timeout: 1000 }) : setTimeout(fn, 50));
 
+// One block at a time, in idle time, never while an answer streams; a block that left the
+// view before its turn (a restored chat scrolled to its end) waits until it is back.
 function pump() {
-  if (pumping || !queue.length) return;
+  if (pumping || !near.size) return;
   pumping = true;
   idle(async () => {
     if (document.body.dataset.streaming === "1") { pumping = false; setTimeout(pump, 250); return; }
-    const block = queue.shift();
+    const [block] = near; // (none: they left the view since)
+    if (!block) { pumping = false; return; }
+    near.delete(block);
+    io.unobserve(block);
     try { if (block.isConnected) await draw(block); } finally { pumping = false; pump(); }
   });
 }
