@@ -104,6 +104,7 @@ export async function draw(block) {
   const source = pre.textContent;
   let mermaid;
   try { mermaid = await load(); } catch (e) { fail(block, e.message); return; }
+  if (document.body.dataset.streaming === "1") { io?.observe(block); return; } // (sent while it loaded: later)
   mermaid.initialize({
     startOnLoad: false,
     securityLevel: "strict",
@@ -248,6 +249,6 @@ function addStyle() {
   const style = document.createElement("style");
   style.textContent = `.codeblock > figure.diagram { margin: 0; padding: .75rem; overflow: auto; text-align: center; }
 .codeblock > figure.diagram img { max-width: 100%; height: auto; }
-.codeblock > .diagram-error { margin: 0; padding: .5rem .75rem; white-space: pre-wrap; font-size: .85em; }`;
+.codeblock > .diagram-error { margin: 0; padding: .5rem .75rem; white-space: pre-wrap; font: .85em ui-monospace, monospace; }`;
   document.head.appendChild(style);
 }
