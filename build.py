@@ -75,6 +75,8 @@ BROWSER_WHEELS = (
 # its lock but does not ship it. The version must be the lock's (buildtools.wheel_index).
 MICROPIP = "micropip==0.11.1"
 PYSCRIPT_VERSION = "0.7.31"  # @pyscript/core from npm, for examples/pyscript
+# mermaid from npm: its one-file bundle, fetched by the page on its first diagram (web/diagrams.js)
+MERMAID_VERSION = "12.4.0"
 EXTRAS = {
     "serve": "serve,markdown,site",
     "site": "markdown,site",
@@ -512,8 +514,11 @@ def place(site: Path, src: Path, name: str | None = None) -> str:
     return f"boot/{d.name}/{name or src.name}"
 
 
-def boot_manifest(site: Path, pyodide: Path, boot: BootAssets) -> dict[str, object]:
-    """What web/boot.js boots from: URLs and decoded sizes (for the progress bar)."""
+def boot_manifest(
+    site: Path, pyodide: Path, boot: BootAssets, diagrams: Path | None = None
+) -> dict[str, object]:
+    """What web/boot.js boots from: URLs and decoded sizes (for the progress bar); and
+    where the page finds Mermaid on its first diagram (``diagrams``: web/diagrams.js)."""
 
     def entry(src: Path) -> dict[str, object]:
         return {"url": place(site, src), "bytes": src.stat().st_size}
@@ -528,6 +533,8 @@ def boot_manifest(site: Path, pyodide: Path, boot: BootAssets) -> dict[str, obje
         "snapshot": None,
         "lazy": lazy_manifest(site, boot),
     }
+    if diagrams is not None:
+        manifest["diagrams"] = entry(diagrams)
     snap = boot.snapshot
     if snap is not None:
         manifest["snapshot"] = {
@@ -620,7 +627,8 @@ def build_site(
     if first is not None:
         config["first"] = first
     (tmp / "site.json").write_text(json.dumps(config, indent=1))
-    manifest = boot_manifest(tmp, pyodide, boot)
+    mermaid = fetch_npm(f"mermaid@{MERMAID_VERSION}", "dist") / "mermaid.min.js"
+    manifest = boot_manifest(tmp, pyodide, boot, mermaid)
     index = tmp / "index.html"
     index.write_text(
         index.read_text()

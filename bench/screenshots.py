@@ -4,7 +4,8 @@ two mid-stream moments (a table arriving, a code fence still open), the model's 
 (open while it thinks, folded after, with tool calls), search across chats and an Arabic
 answer on an Arabic reader's phone (``rtl``: ``python -m bench.screenshots rtl`` makes only
 that one), a table's and a code block's tools (``takeout``), an answer's sources with their
-marks in the text (``sources``) and an attached photo (``attach``), written to docs/.
+marks in the text (``sources``), an attached photo (``attach``) and a drawn diagram and a
+broken one in both themes (``diagrams``), written to docs/.
 
 Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
 server, which stalls the stream at the right event so the picture is the same every time.
@@ -236,7 +237,31 @@ def attach(browser: Any, base: str) -> None:
     page.context.close()
 
 
-EXTRA = {"rtl": rtl_phone, "takeout": takeout, "sources": sources, "attach": attach}
+def diagrams(browser: Any, base: str) -> None:
+    """``/demo diagram`` in both themes: the flowchart drawn, the broken one's source and
+    error, clipped to the answer."""
+    for theme in ("light", "dark"):
+        page = page_for(browser, base, theme, {"width": 1000, "height": 1000})
+        ask(page, "/demo diagram")
+        page.wait_for_selector(f"[data-drawn={theme}] figure.diagram img", state="attached")
+        page.wait_for_selector("[data-drawn=failed]", state="attached")
+        page.wait_for_function("() => document.querySelector('figure.diagram img').complete")
+        page.mouse.move(0, 0)
+        page.wait_for_timeout(200)
+        page.locator("[data-role=assistant]").last.screenshot(
+            path=str(DOCS / f"diagram-{theme}.png")
+        )
+        print(f"  docs/diagram-{theme}.png")
+        page.context.close()
+
+
+EXTRA = {
+    "rtl": rtl_phone,
+    "takeout": takeout,
+    "sources": sources,
+    "attach": attach,
+    "diagrams": diagrams,
+}
 
 
 def main() -> None:
@@ -282,6 +307,7 @@ def main() -> None:
         takeout(browser, live.url)
         sources(browser, live.url)
         attach(browser, live.url)
+        diagrams(browser, live.url)
         browser.close()
 
 

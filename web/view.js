@@ -571,6 +571,7 @@ export class View {
     if (btn.dataset.role === "send") { this.sendFromPrompt(); return; }
     if (btn.dataset.role === "attach") { document.querySelector("[data-role=attach-input]")?.click(); return; }
     const code = btn.closest(".codeblock");
+    if (code && this.drawer?.click(btn, code, (name, text, mime) => this.download(name, text, mime))) return;
     if (code && (btn.classList.contains("copy") || btn.classList.contains("save"))) {
       const pre = code.querySelector("pre");
       if (!pre) return;
@@ -720,6 +721,17 @@ export class View {
   // An explicit follow (a message sent) scrolls even if no size changes.
   soon() { requestAnimationFrame(() => this.afterLayout()); }
 
+  // A finished or restored answer's diagrams (Python marks them: pysse/render/diagrams.py)
+  // are web/diagrams.js's, imported with the first: drawn as they come into view.
+  diagrams(el) {
+    if (!el.querySelector("[data-diagram]:not([data-drawn])")) return;
+    import("./diagrams.js").then((m) => {
+      this.drawer = m;
+      this.stats.diagrams = m.stats;
+      if (!this.closed) m.watch(el, this.log);
+    }, (e) => this.error(`diagrams: ${e}`));
+  }
+
   // -- what Python asks of the page -------------------------------------------------------
 
   texts_of(h, max) {
@@ -817,6 +829,7 @@ const OPS = {
     const swap = n ? null : splitBlocks(html);
     this.keepFocus(el, () => { el.innerHTML = swap ? swap.shell : html; });
     if (swap) swapIn([...el.childNodes], swap.fences);
+    this.diagrams(el);
     if (n) this.expectCount("html", h, this.numberChildren(el, base) - base, n);
   },
   adj([, h, html, base, n]) {
@@ -824,6 +837,7 @@ const OPS = {
     if (outsideBody(el)) { this.error(`refused: HTML into <${el.tagName.toLowerCase()}>`); return; }
     const from = el.children.length;
     el.insertAdjacentHTML("beforeend", html);
+    this.diagrams(el);
     if (n) this.expectCount("adj", h, this.numberChildren(el, base, from) - base, n);
   },
   insert([, parent, h, ref]) {
@@ -858,6 +872,7 @@ const OPS = {
     let writer = this.writers.get(h);
     if (!writer) { writer = new DomWriter(this.nodes.get(h)); this.writers.set(h, writer); }
     writer.apply({ ops, tails, final });
+    if (final) this.diagrams(this.nodes.get(h));
   },
   answer([, h, text, reset]) { this.texts.set(h, (reset ? "" : this.texts.get(h) || "") + text); },
   focus([, h, options]) {

@@ -23,7 +23,7 @@ EXTENSIONS = {
     "matlab": "m", "makefile": "mk", "make": "mk", "dockerfile": "dockerfile",
     "graphql": "graphql", "proto": "proto", "vue": "vue", "svelte": "svelte", "zig": "zig",
     "nim": "nim", "ocaml": "ml", "fsharp": "fs", "vb": "vb", "asm": "asm", "wasm": "wat",
-    "text": "txt", "txt": "txt", "plaintext": "txt",
+    "text": "txt", "txt": "txt", "plaintext": "txt", "mermaid": "mmd",
 }  # fmt: skip
 
 

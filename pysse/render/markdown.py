@@ -18,7 +18,9 @@ A code fence without its closing fence (the answer is still arriving, or ended i
 shown as code marked ``incomplete`` and is never highlighted, at any depth (a list item, a
 quote): ``observe.py`` records on each fence token whether it was closed. A fence whose
 language's lexer is a lazy resource not here yet (``lazy.py``) requests it as soon as it is
-rendered, open or closed, and is shown plain until it has arrived.
+rendered, open or closed, and is shown plain until it has arrived. A closed ``mermaid`` fence
+is marked as a diagram for the view to draw, or carries a note on why it is not drawn
+(``diagrams.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from markdown_it.utils import OptionsDict
 from . import lazy
 from .cjk import install_cjk
 from .code_names import code_filename
+from .diagrams import diagram_kind, refusal
 from .direction import install_direction
 from .highlight import lexer_resource, make_highlighter
 from .observe import install
@@ -109,13 +112,21 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
         cls = "codeblock incomplete" if open_fence else "codeblock"
         word = tok.info.strip().split(maxsplit=1)[0][:40] if tok.info.strip() else ""
         lang, name = _html.escape(word), _html.escape(code_filename(word))
+        mark, note = "", ""
+        kind = None if open_fence else diagram_kind(tok.info)
+        if kind is not None:  # drawn by the view once the answer ended (diagrams.py)
+            why = refusal(tok.content)
+            if why is None:
+                mark = f' data-diagram="{kind}"'
+            else:
+                note = f'<p class="diagram-note" role="note">Not drawn: {_html.escape(why)}</p>'
         return (
-            f'<div class="{cls}" dir="ltr"><div class="code-head">'
+            f'<div class="{cls}" dir="ltr"{mark}><div class="code-head">'
             f'<span class="code-lang">{lang}</span><span class="code-tools">'
             '<button class="copy" type="button" aria-label="Copy code">Copy</button>'
             f'<button class="save" type="button" data-file="{name}" '
             f'aria-label="Download code as {name}">Download</button></span></div>'
-            f"{inner}</div>\n"
+            f"{inner}{note}</div>\n"
         )
 
     def table_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:

@@ -64,6 +64,7 @@ COMMANDS = {
     "think": "the model reasons for a few seconds (reasoning, apart from the answer), then answers",
     "tools": "three tool calls (two in parallel), JSON arguments in fragments, then text",
     "cite": "an answer citing three web sources (and a javascript: one, never linked)",
+    "diagram": "a Mermaid flowchart, drawn once the answer ends, and a broken diagram",
     "echo": "/demo echo TEXT streams TEXT verbatim",
 }
 
@@ -146,6 +147,26 @@ The discriminant \(\Delta = b^2 - 4ac\) tells how many real roots there are.
 - [ ] check it with $x = 2$
 
 Money stays text: it costs $5 and $10, or **$750** in total.
+"""
+
+
+DIAGRAM_ANSWER = """How a message travels:
+```mermaid
+flowchart LR
+  accTitle: The path of a message
+  accDescr: The browser sends to the relay, which asks the model and streams its answer back.
+  Browser[Chat page] -->|POST| Relay
+  Relay -->|request| Model[(Model)]
+  Model -.->|deltas| Relay
+  Relay -.->|SSE| Browser
+```
+
+And a diagram with a mistake in it, shown as its source:
+```mermaid
+flowchart LR
+  A[Start] --> B{Decide
+  B -->|yes| C[[Done
+```
 """
 
 
@@ -250,6 +271,8 @@ def answer_for(prompt: str) -> str:
         return TOOLS_ANSWER
     if p.startswith("/demo cite"):
         return CITE_ANSWER
+    if p.startswith("/demo diagram"):
+        return DIAGRAM_ANSWER
     if p.startswith("/demo math") or "formula" in p.lower():
         return MATH_ANSWER
     return RICH_ANSWER
