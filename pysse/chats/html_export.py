@@ -5,8 +5,8 @@ own styles inlined, a print stylesheet, and nothing else.
 Self-contained and inert: no script at all, and a Content-Security-Policy that allows only the
 inline styles and ``data:`` images, so the file opened from disk (``file://``) makes no
 request, not even for an image an answer links to; a question's attached images are in it as
-``data:`` URLs of their own bytes. The interactive tools (a table's Copy, a code block's Download) are
-left out: there is nothing to run them.
+``data:`` URLs of their own bytes. The interactive tools (a table's Copy, a code block's
+Download) are left out: there is nothing to run them.
 """
 
 from __future__ import annotations
