@@ -209,6 +209,9 @@ def test_the_page_fills_the_picker_and_sends_with_the_choice() -> None:
         )  # (OTHER has none: 404)
         page.net.probes["https://other.test/v1/models"] = Probe(True, 404)
         await page.boot()
+        assert not [u for u in page.net.probed if u.endswith("/v1/models")]  # (not opened)
+        page.fire(page.q("[data-role=model-picker]"), "focus")  # opened: now asked
+        await page.settle()
         models_urls = {"http://relay.test/v1/models", "https://other.test/v1/models"}
         assert models_urls <= set(page.net.probed)  # (and the format probe of the relay)
         assert {u.split("/")[2] for u in page.net.probed} == {"relay.test", "other.test"}

@@ -69,11 +69,13 @@ class PickerView:
         self.listed: dict[str, list[Listed]] = {}  # relay as typed -> what it listed
         self.notes: dict[str, str] = {}  # relay as typed -> the sentence about its list
         self.asked: dict[str, str] = {}  # relay as typed -> the models URL asked
+        self.later: dict[str, str] = {}  # another origin's, asked when the picker is opened
         self.shown: list[Choice] = []
 
     def bind(self) -> None:
         if self.select is not None:
             self.select.addEventListener("change", self.on_change)
+            self.select.addEventListener("focus", self.ask_later)
         self.refresh()
 
     # -- what a chat asks ----------------------------------------------------------------------
@@ -111,17 +113,35 @@ class PickerView:
     # -- filling it ------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Ask each endpoint's relay for its models (once a URL), and show the picker."""
+        """Ask each endpoint's relay for its models (once a URL), and show the picker. The
+        page's own server (its origin: the site's relay, the demo) is asked at once; another
+        origin's relay when the picker is first opened (``ask_later``): a page that never
+        opens it sends that relay nothing but its chats."""
         origin = self.app.platform.location.origin
+        self.later = {}
         for ep in self.endpoints():
             url = self.app.form.url_for(ep.relay, ep.format)
             if url is None:
                 continue
             where = models_url(urljoin(origin + "/", url))
-            if self.asked.get(ep.relay) != where:
-                self.asked[ep.relay] = where
-                spawn(self._ask(ep.relay, where))
+            if self.asked.get(ep.relay) == where:
+                continue
+            if where.startswith(origin + "/"):
+                self._start(ep.relay, where)
+            else:
+                self.later[ep.relay] = where
         self.render()
+
+    def ask_later(self, *_: Any) -> None:
+        """The picker was opened (focused): ask the other relays now."""
+        later, self.later = self.later, {}
+        for relay, where in later.items():
+            if self.asked.get(relay) != where:
+                self._start(relay, where)
+
+    def _start(self, relay: str, where: str) -> None:
+        self.asked[relay] = where
+        spawn(self._ask(relay, where))
 
     async def _ask(self, relay: str, url: str) -> None:
         found = await self.app.platform.net.probe(url, MODELS_BYTES)
