@@ -189,9 +189,10 @@ class SettingsForm:
     def learn_format(self, url: str, fmt: str) -> bool:
         """The relay at ``url`` says it speaks ``fmt`` (X-Pysse-Format). Later requests use
         it; a chosen Format that disagrees is switched to it (the relay knows, a saved value
-        may be stale). True if the Format setting changed."""
+        may be stale). True if the Format setting changed. Only Settings' own relay changes
+        the Format field: another endpoint's (the picker's) is only learned."""
         self.learned[url] = fmt
-        if self.settings["format"] in ("auto", fmt):
+        if self.settings["format"] in ("auto", fmt) or url != self.resolved_url():
             return False
         self.settings["format"] = fmt
         self.save()
