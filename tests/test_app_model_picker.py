@@ -168,7 +168,14 @@ def test_entries_listed_then_configured_settings_own_first() -> None:
     assert label_of(got[0], False) == "default model"
     assert label_of(got[2], True) == "claude-y · other.test"
     assert all(choice_of(value_of(c)) == c for c in got)
-    for bad in ("", "nope", "[1,2,3]", json.dumps(["a", "b"]), json.dumps(["", "", "m" * 201])):
+    for bad in (
+        "",
+        "nope",
+        "[1,2,3]",
+        json.dumps(["a", "b"]),
+        json.dumps(["", "auto", "m" * 201]),
+        json.dumps(["", "nope", "m"]),
+    ):
         assert choice_of(bad) is None
 
 

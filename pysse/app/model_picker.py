@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from ..call.net import Probe
 from ..chats.choice import MAX_MODEL, Choice
 from ..jsonsafe import loads_bounded
-from ..providers import PROVIDERS
+from ..providers import FORMATS, PROVIDERS
 from .endpoints import Endpoint
 
 __all__ = [
@@ -139,6 +139,7 @@ def choice_of(value: Any) -> Choice | None:
         isinstance(got, list)
         and len(got) == 3
         and all(isinstance(x, str) for x in got)
+        and got[1] in FORMATS
         and len(got[2]) <= MAX_MODEL
     ):
         return Choice(got[0], got[1], got[2])
