@@ -194,9 +194,12 @@ def test_the_demo_answer_names_the_model_asked_for() -> None:
     from pysse.server.demo import model_of, plan
 
     for fmt in ("openai-chat", "openai-responses", "anthropic", "gemini"):
-        script = plan(fmt, "hi", pace=0, model=model_of({"model": "demo-pick\n1"}))
-        assert script.chat(fmt).model == "demo-pick 1"
-    assert model_of({"model": 3}) == "" and model_of({}) == ""
+        script = plan(fmt, "hi", pace=0, model=model_of({"model": "demo-gemini"}))
+        assert script.chat(fmt).model == "demo-gemini"
+    ids = [m["id"] for m in demo_model_list()["data"]]
+    assert all(model_of({"model": i}) == i for i in ids)
+    assert model_of({"model": "gpt-5"}) == "" and model_of({"model": 3}) == ""
+    assert plan("anthropic", "hi", pace=0, model="").chat("anthropic").model == "demo"
     assert Script.answer("x").chat().model == "demo"
 
 

@@ -15,6 +15,7 @@ from typing import Any, AnyStr, cast
 from ..events import Citation
 from ..providers import (
     CONTINUE_INSTRUCTION,
+    PROVIDERS,
     Part,
     ProviderName,
     Reasoning,
@@ -365,11 +366,16 @@ def plan(
     return script
 
 
+# The demo's models (``GET /v1/models``, ``demo_relay``): one a format.
+DEMO_MODELS = tuple(f"demo-{name}" for name in PROVIDERS)
+
+
 def model_of(body: dict[str, Any]) -> str:
-    """The model a request body names (every format's body has ``model``: Gemini's for
-    relays), as one line of at most 200 characters; "" when it names none."""
+    """The demo model a request body names (every format's body has ``model``: Gemini's
+    for relays), or "" for any other (a provider's default such as "gpt-5" would be a lie
+    in the footer: the answer then says "demo")."""
     model = body.get("model")
-    return " ".join(model.split())[:200] if isinstance(model, str) else ""
+    return model if model in DEMO_MODELS else ""
 
 
 def cut_after(script: Script, prompt: str) -> int | None:
