@@ -129,6 +129,8 @@ class ScriptNet:
     def __init__(self) -> None:
         self.queue: list[tuple[bytes, int, bool, str]] = []
         self.requests: list[dict[str, Any]] = []
+        self.probed: list[str] = []  # every GET (a format probe, a model list)
+        self.probes: dict[str, Probe] = {}  # what a GET to that URL finds (else "{}")
 
     def play(self, body: bytes, chunk: int = 64, end: bool = True, answer_id: str = "") -> None:
         """The next request's answer; ``end=False``: the connection then stays silent;
@@ -150,8 +152,9 @@ class ScriptNet:
         self.requests[-1]["reattach"] = (answer_id, received)
         return played
 
-    async def probe(self, url: str) -> Probe:
-        return Probe(True, 200, "pysse", "{}")
+    async def probe(self, url: str, limit: int = 8192) -> Probe:
+        self.probed.append(url)
+        return self.probes.get(url) or Probe(True, 200, "pysse", "{}")
 
     async def _feed(
         self, sink: Sink, played: _Played, data: bytes, chunk: int, end: bool, answer_id: str

@@ -61,7 +61,7 @@ class AnswerLocks:
         Else nobody streams it: with ``reattach``, this tab reattaches it (holding its lock)
         when the relay keeps it; otherwise it stays as stored (cut off)."""
         tabs = self.app.platform.tabs
-        url = self.app.form.resolved_url() or ""
+        url = self.app.form.resolved_url(settings=self.app.form.for_chat(conv)) or ""
         can = {m.id for m in conv.reattachable(url)} if reattach else set()
         recs: dict[str, Recording] | None = None
         changed = False

@@ -124,8 +124,8 @@ class Answers(AnswerLocks):
     ) -> tuple[str, dict[str, str], str, str]:
         """What goes out for an answer to ``history`` (its user message ``parent``): the
         URL, headers, JSON body and the format it is written in."""
-        s = self.app.settings
-        url = self.app.form.resolved_url() or ""
+        s = self.app.form.for_chat(conv)  # (its endpoint and model: the picker's)
+        url = self.app.form.resolved_url(settings=s) or ""
         fmt = body_format(s["format"], self.app.site, self.app.form.learned.get(url, ""))
         thinking = thinking_budget(fmt, int(s["thinking"]), continuing=partial is not None)
         messages: list[Any] = list(history)
@@ -158,7 +158,8 @@ class Answers(AnswerLocks):
             return None
         if last is not None and conv.has_attachments(last.id):
             return None  # (files are no text in a template, and megabytes for localStorage)
-        return {**found, "chat": conv.id, "made_for": made_for(self.app.settings, self.app.site)}
+        kept_for = made_for(self.app.form.for_chat(conv), self.app.site)
+        return {**found, "chat": conv.id, "made_for": kept_for}
 
     def _new_turn(
         self,
@@ -173,7 +174,8 @@ class Answers(AnswerLocks):
         chat's streaming answer."""
         el = self.app.view.new_assistant()
         el.dataset.id = answer.id
-        turn = Turn(self.app, history, el, continues=continues, earlier=earlier)
+        fmt = self.app.form.for_chat(conv)["format"]
+        turn = Turn(self.app, history, el, continues=continues, earlier=earlier, format=fmt)
         turn.chat_id, turn.message_id = conv.id, answer.id
         self.turns.append(turn)
         self.active.append(turn)

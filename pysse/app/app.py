@@ -34,6 +34,7 @@ from .attach import PendingFiles
 from .chats import ChatList
 from .inspector_panel import InspectorPanel
 from .log_view import LogView
+from .picker_view import PickerView
 from .platform import PAUSES, Platform, spawn
 from .restore import Restorer
 from .scroll import Scroll
@@ -86,12 +87,14 @@ class App:
         self.actions = Actions(self)
         self.answers = Answers(self)
         self.files = PendingFiles(self)  # attached to the next message
+        self.picker = PickerView(self)  # the composer's model picker
         self.conv: Conversation = self.chats.new_conversation()
         self._ticker: asyncio.TimerHandle | None = None
         self._ticks = 0
         self._next_kept = "-"  # the next request's template as last kept (never yet)
         self._bind()
         self.form.bind()
+        self.picker.bind()
         self.chats.bind()
         self.actions.bind()
 
@@ -143,6 +146,8 @@ class App:
             self.show_notice(notice)
         if self.chats.store.problem:
             self.show_notice(self.chats.store.problem)
+        if self.form.notice:
+            self.show_notice(self.form.notice)
         if self.platform.tabs.features != {"broadcast", "locks"}:
             self.show_notice(NO_TABS)
         for text in [*self.pending, *early]:
@@ -202,10 +207,12 @@ class App:
 
     def setup_problem(self) -> str | None:
         """Why nothing can be sent right now (no relay, an invalid relay URL), or None."""
-        problem = check_relay_url(str(self.settings["relay"]))
+        s = self.form.for_chat(self.conv)
+        problem = check_relay_url(str(s["relay"]))
         if problem:
-            return f"Settings → Relay URL: {problem}. Fix it, then send again."
-        if self.form.resolved_url() is None:
+            where = "Relay URL" if s["relay"] == self.settings["relay"] else "More endpoints"
+            return f"Settings → {where}: {problem}. Fix it, then send again."
+        if self.form.resolved_url(settings=s) is None:
             return setup_notice(self.platform.location.origin)
         return None
 
@@ -274,6 +281,7 @@ class App:
         self.view.set_empty(not conv.messages)
         self.view.show(conv)
         self.chats.set_current(conv)
+        self.picker.show(conv)
         self.update_stop()
         self.remember_next()
         if conv.id not in self.answers.recordings:

@@ -15,10 +15,12 @@ __all__ = [
     "CHOICES",
     "DEFAULTS",
     "SETTINGS_KEY",
+    "UNREADABLE_KEY",
     "coerce",
     "dump_settings",
     "image_hosts",
     "load_settings",
+    "unreadable",
 ]
 
 SETTINGS_KEY = "pysse.settings.v1"  # the localStorage key
@@ -35,6 +37,8 @@ DEFAULTS: dict[str, Any] = {
     "theme": "system",  # system | light | dark
     "keep_recordings": "yes",  # keep each answer's bytes for the inspector after a reload
     "thinking": 0,  # a reasoning budget in tokens; 0 asks for none (the model's default)
+    "endpoints": "",  # more relays, one a line: URL [FORMAT] [MODEL,...] (``app.endpoints``)
+    "choice": "",  # the picker's last choice (``model_picker.value_of``): new chats take it
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "theme": ("system", "light", "dark"),
@@ -44,6 +48,20 @@ MAX_THINKING = 128_000  # tokens: no model thinks longer in one answer
 MAX_SECONDS = 86_400  # a timeout longer than a day is none
 MAX_TEXT = 100_000  # characters of a text setting (a system prompt, headers)
 SITE_FORMAT_KEY = "site_format"  # stored beside the settings: the site format they were made for
+UNREADABLE_KEY = SETTINGS_KEY + ".unreadable"  # where saved settings that cannot be read are kept
+
+
+def unreadable(saved: str | None) -> str | None:
+    """Why saved settings cannot be read (not JSON, not an object), or None (nothing saved
+    is fine). The page then keeps that text under ``UNREADABLE_KEY`` before it saves over
+    it, and says so: nothing the user set is lost without a word."""
+    if not saved:
+        return None
+    try:
+        stored = loads_bounded(saved)
+    except ValueError as exc:
+        return f"they are not JSON ({str(exc)[:80]})"
+    return None if isinstance(stored, dict) else "they are not a JSON object"
 
 
 def load_settings(saved: str | None, site: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,10 +16,21 @@ from ..call.request import (
     needs_format_probe,
     relay_url,
 )
+from .endpoints import endpoints_of
 from .platform import spawn
-from .settings import CHOICES, DEFAULTS, SETTINGS_KEY, coerce, dump_settings, load_settings
+from .settings import (
+    CHOICES,
+    DEFAULTS,
+    SETTINGS_KEY,
+    UNREADABLE_KEY,
+    coerce,
+    dump_settings,
+    load_settings,
+    unreadable,
+)
 
 if TYPE_CHECKING:
+    from ..chats.conversation import Conversation
     from .ports import SettingsHost
 
 __all__ = ["SettingsForm"]
@@ -33,6 +44,8 @@ class SettingsForm:
         self.site = app.site
         self.learned: dict[str, str] = {}  # relay URL -> the format it advertised
         self.settings = load_settings(app.platform.stored_settings, self.site)
+        self.unreadable = unreadable(app.platform.stored_settings)
+        self.notice = ""  # said once the chat is shown (``App.boot``)
 
     def q(self, selector: str) -> Any:
         return self.app.doc.querySelector(selector)
@@ -46,6 +59,14 @@ class SettingsForm:
         # Every field's value as the reader types it (a text field's change comes on blur)
         for el in self.app.doc.querySelectorAll("[data-setting]"):
             el.addEventListener("input", _mirror)
+        if self.unreadable:  # kept aside before anything is saved over it, and said
+            saved = str(self.app.platform.stored_settings)
+            self.app.doc.ops.add(["store", UNREADABLE_KEY, saved])
+            self.notice = (
+                f"Your saved settings could not be read: {self.unreadable}. They are kept "
+                f"unchanged in this browser's localStorage under {UNREADABLE_KEY}; the "
+                "defaults apply until you change Settings."
+            )
         self.fill()
         self.apply_theme()
         self.probe_format()
@@ -65,6 +86,11 @@ class SettingsForm:
             default = self.resolved_url(ignore_setting=True)
             el.placeholder = f"{default}  (default)" if default else "not set: see the notice"
         problem = check_relay_url(str(self.settings["relay"]))
+        more = q("[data-role=endpoints-error]")
+        if more is not None:
+            problems = endpoints_of(self.settings)[1]
+            more.textContent = " ".join(p + "." for p in problems[:3])
+            more.hidden = not problems
         err = q("[data-role=relay-url-error]")
         if err is not None:
             err.textContent = problem or ""
@@ -91,6 +117,7 @@ class SettingsForm:
         self.apply_theme()
         if (self.settings["relay"], self.settings["format"]) != before:
             self.probe_format()
+        self.app.picker.refresh()
         self.app.remember_next()
 
     def save(self) -> None:
@@ -125,10 +152,22 @@ class SettingsForm:
 
     # -- where requests go ---------------------------------------------------------------------
 
-    def resolved_url(self, ignore_setting: bool = False) -> str | None:
-        setting = "" if ignore_setting else str(self.settings["relay"])
-        fmt = body_format(self.settings["format"], self.site)
-        return relay_url(setting, fmt, self.site, self.app.platform.location.origin)
+    def resolved_url(
+        self, ignore_setting: bool = False, settings: dict[str, Any] | None = None
+    ) -> str | None:
+        """Where a request goes: ``settings``' relay (a chat's endpoint: ``PickerView
+        .effective``; Settings' own by default), or the site's, or the demo's."""
+        s = self.settings if settings is None else settings
+        return self.url_for("" if ignore_setting else str(s["relay"]), str(s["format"]))
+
+    def for_chat(self, conv: Conversation) -> dict[str, Any]:
+        """The settings ``conv``'s requests are made with (its endpoint and model)."""
+        return self.app.picker.effective(conv)
+
+    def url_for(self, relay: str, fmt: str) -> str | None:
+        """The URL of the endpoint ``relay`` (as typed) in format ``fmt``."""
+        written = body_format(fmt, self.site)
+        return relay_url(relay, written, self.site, self.app.platform.location.origin)
 
     def probe_format(self) -> None:
         """With Format auto, ask the relay which format it speaks (a GET: no preflight, no
@@ -150,9 +189,10 @@ class SettingsForm:
     def learn_format(self, url: str, fmt: str) -> bool:
         """The relay at ``url`` says it speaks ``fmt`` (X-Pysse-Format). Later requests use
         it; a chosen Format that disagrees is switched to it (the relay knows, a saved value
-        may be stale). True if the Format setting changed."""
+        may be stale). True if the Format setting changed. Only Settings' own relay changes
+        the Format field: another endpoint's (the picker's) is only learned."""
         self.learned[url] = fmt
-        if self.settings["format"] in ("auto", fmt):
+        if self.settings["format"] in ("auto", fmt) or url != self.resolved_url():
             return False
         self.settings["format"] = fmt
         self.save()

@@ -30,6 +30,7 @@ from ..events import (
     ToolCall,
     Usage,
 )
+from ..providers import Format
 from .message_view import show_kept, show_marks, thinking_label, thought_label
 from .settings import image_hosts
 
@@ -71,10 +72,12 @@ class Turn(CallListener):
         replay: bool = False,
         continues: str | None = None,
         earlier: Message | None = None,
+        format: Format | None = None,
     ) -> None:
         """``continues``: the partial text this answer continues; ``earlier``: that answer
         as it was kept, whose reasoning and tool calls are shown first and kept before the
-        new piece's (one answer, however many pieces)."""
+        new piece's (one answer, however many pieces); ``format``: the chat's endpoint's
+        (Settings' by default)."""
         self.app = app
         self.replay = replay
         self.release: Callable[[], object] | None = None  # its Web Lock (``answers``)
@@ -83,7 +86,7 @@ class Turn(CallListener):
         self.status_el = el.querySelector(".status")
         self.usage_el = el.querySelector(".usage")
         s = app.settings
-        self.format = s["format"]
+        self.format = format or s["format"]
         platform = app.platform
         self.session = AnswerSession(
             self.format,

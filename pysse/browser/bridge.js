@@ -10,12 +10,13 @@ const PROBE_MS = 5000;
 // (relay down, wrong host, CORS refused, a preflight that did not allow a header). A GET
 // needs no preflight: if the relay answers it, the relay is up and the failure was CORS or
 // the preflight; its JSON (pysse relays) lists the headers it allows. Returns a plain object.
-export async function probe(url) {
+// `max`: bytes of the body read (a model list is longer than an error), at most 2 MiB.
+export async function probe(url, max = ERROR_BODY_MAX) {
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(new DOMException("probe timeout", "TimeoutError")), PROBE_MS);
   try {
     const resp = await fetch(url, { method: "GET", cache: "no-store", signal: ctl.signal });
-    const text = await readSome(resp, ERROR_BODY_MAX);
+    const text = await readSome(resp, Math.min(Number(max) || ERROR_BODY_MAX, 2 << 20));
     return { reached: true, status: resp.status, relay: resp.headers.get("x-pysse-relay") || "", text };
   } catch (e) {
     return { reached: false, error: `${e.name}: ${e.message}` };

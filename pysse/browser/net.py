@@ -122,8 +122,8 @@ class BridgeNet:
         )
         return handle
 
-    async def probe(self, url: str) -> Probe:
-        found = await get_bridge().probe(url)
+    async def probe(self, url: str, limit: int = 8192) -> Probe:
+        found = await get_bridge().probe(url, limit)
         if not found.reached:
             return Probe(False, error=str(getattr(found, "error", "") or ""))
         return Probe(True, int(found.status), str(found.relay or ""), str(found.text or ""))

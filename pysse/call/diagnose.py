@@ -58,6 +58,15 @@ def format_mismatch(chosen: str, detected: str | None, advertised: str = "") -> 
     )
 
 
+# The relay's refusals of a request's model (``pysse.server.routing``, ``config``): the user
+# can fix them without touching the relay, by choosing another model.
+MODEL_REFUSALS = ("model_not_served", "model_ambiguous", "model_required", "model_not_allowed")
+MODEL_FIX = (
+    "the relay does not serve that model: pick another in the Model menu beside Send (or "
+    "check Settings → Model and More endpoints), then press Regenerate"
+)
+
+
 def http_failure(
     status: int,
     body: str,
@@ -72,6 +81,8 @@ def http_failure(
     message = http_error_message(status, body, content_type)
     if retry_after:
         message += f" (retry after {retry_after} s)"
+    if status == 400 and any(f'"{kind}"' in body[:4096] for kind in MODEL_REFUSALS):
+        message += f" — {MODEL_FIX}"
     if not from_relay and status in (404, 405, 501):
         message += (
             f" — {url} does not look like a relay: check Settings → Relay URL (a pysse "

@@ -15,14 +15,15 @@ __all__ = ["Changes"]
 
 
 class Changes:
-    """Message ids, parents whose selected child changed, and the title, each with the number
-    of its latest change."""
+    """Message ids, parents whose selected child changed, the title and the model choice,
+    each with the number of its latest change."""
 
     def __init__(self) -> None:
         self.n = 0
         self.messages: dict[str, int] = {}
         self.selected: dict[str | None, int] = {}
         self.title = 0
+        self.choice = 0
 
     def _next(self) -> int:
         self.n += 1
@@ -37,8 +38,11 @@ class Changes:
     def renamed(self) -> None:
         self.title = self._next()
 
+    def chose(self) -> None:
+        self.choice = self._next()
+
     def __bool__(self) -> bool:
-        return bool(self.messages or self.selected or self.title)
+        return bool(self.messages or self.selected or self.title or self.choice)
 
     def forget(self, upto: int) -> None:
         """The changes numbered ``upto`` or lower are in the store now."""
@@ -46,3 +50,5 @@ class Changes:
         self.selected = {k: n for k, n in self.selected.items() if n > upto}
         if self.title <= upto:
             self.title = 0
+        if self.choice <= upto:
+            self.choice = 0

@@ -24,6 +24,7 @@ from ..events import Citation, ReasoningBlock, ToolCall, sources
 from ..providers.attachments import Attachment
 from ..providers.base import Turn
 from .changes import Changes
+from .choice import Choice, read_choice
 from .message import Message, Role
 from .message_extras import kept_citations
 from .message_read import MAX_TIME, message_number, read_message
@@ -60,6 +61,7 @@ class Conversation:
         self.messages: dict[str, Message] = {}
         self.children: dict[str | None, list[str]] = {None: []}
         self.selected: dict[str | None, str] = {}  # parent id -> the child on the path
+        self.choice: Choice | None = None  # the endpoint and model it asks (``chats.choice``)
         self._ids = itertools.count(1)
 
     # -- reading ---------------------------------------------------------------------------------
@@ -257,6 +259,13 @@ class Conversation:
         self.changes.renamed()
         # not "updated": a new name does not move the chat up the list
 
+    def choose(self, choice: Choice | None) -> None:
+        """The endpoint and model this chat's next requests ask (the picker); not "updated":
+        a choice does not move the chat up the list."""
+        if choice != self.choice:
+            self.choice = choice
+            self.changes.chose()
+
     def continue_from(self, answer_id: str) -> tuple[list[tuple[str, str]], str]:
         """What to send to continue a truncated or stopped answer: the history up to and
         including the partial answer, and the text the continuation is joined to."""
@@ -271,6 +280,7 @@ class Conversation:
     # -- JSON ------------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
+        extra = {"choice": self.choice.to_json()} if self.choice else {}
         return {
             "schema": SCHEMA,
             "version": VERSION,
@@ -281,6 +291,7 @@ class Conversation:
             "updated": self.updated,
             "messages": [m.to_json() for m in self.messages.values()],
             "selected": {("" if k is None else k): v for k, v in self.selected.items()},
+            **extra,
         }
 
     @classmethod
@@ -327,6 +338,7 @@ class Conversation:
         conv.created = conv.created or time.time()
         conv.updated = r.number(obj.get("updated"), "the chat's 'updated'", 0, MAX_TIME) or 0.0
         conv.updated = conv.updated or conv.created
+        conv.choice = read_choice(obj.get("choice"), r)
         conv.dropped = r.dropped
         return conv
 

@@ -4,8 +4,9 @@ Each tab holds its own copy of a conversation. Before it writes, it reads the st
 ``absorb``s it: every change this tab made since its last write (``chats.changes``) is kept;
 everything else comes from the stored copy, which another tab may have written meanwhile
 (new questions and answers, an answer that finished there, a version chosen there, a new
-name). Messages are never removed by a merge: a stale tab adds its messages and removes
-nothing. Message ids carry their tab's tag, so two tabs never make the same one.
+name, a model picked there). Messages are never removed by a merge: a stale tab adds its
+messages and removes nothing. Message ids carry their tab's tag, so two tabs never make
+the same one.
 
 Pure: the chat store (``app.storage``) runs it under a Web Lock, between its read and its
 write, so two tabs' writes never interleave.
@@ -44,6 +45,9 @@ def absorb(mine: Conversation, theirs: Conversation) -> bool:
             changed = True
     if not kept.title and (mine.title, mine.renamed) != (theirs.title, theirs.renamed):
         mine.title, mine.renamed = theirs.title, theirs.renamed
+        changed = True
+    if not kept.choice and theirs.choice is not None and mine.choice != theirs.choice:
+        mine.choice = theirs.choice  # (chosen in another tab since: the later choice)
         changed = True
     mine.updated = max(mine.updated, theirs.updated)
     top = max((message_number(m) for m in mine.messages), default=0)

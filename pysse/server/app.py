@@ -72,7 +72,13 @@ def demo_endpoint(fmt: str, default_pace: float = 1.0, kept: DemoAnswers | None 
             prompt, partial = cont
         files = demo_received.describe(demo_received.received_files(body, fmt))
         script = demo.plan(
-            fmt, prompt, seed=seed, pace=min(pace, 100.0), partial=partial, preface=files
+            fmt,
+            prompt,
+            seed=seed,
+            pace=min(pace, 100.0),
+            partial=partial,
+            preface=files,
+            model=demo.model_of(body),
         )
         return await kept.respond(script, demo.cut_after(script, prompt))
 

@@ -15,6 +15,7 @@ from typing import Any, AnyStr, cast
 from ..events import Citation
 from ..providers import (
     CONTINUE_INSTRUCTION,
+    PROVIDERS,
     Part,
     ProviderName,
     Reasoning,
@@ -23,6 +24,7 @@ from ..providers import (
     encode_parts,
     get_provider,
 )
+from ..providers.encoders import MODEL
 from ..testing.script import Script
 from .shapes import shape
 
@@ -308,11 +310,14 @@ def plan(
     pace: float = 1.0,
     partial: str | None = None,
     preface: str = "",
+    model: str = "",
 ) -> Script:
     """What the demo relay sends for ``prompt`` in ``fmt``. ``pace`` scales every delay
     (tests use small values to run fast). With ``partial`` (Continue, see ``continuation``)
     the rest of the answer after it, sent normally whatever the command was. ``preface``
-    goes before the answer (what files it received: ``demo_received``)."""
+    goes before the answer (what files it received: ``demo_received``). ``model``: the
+    model the request named, which the answer says wrote it (a page's model picker shows
+    its choice came through); "demo" when it named none."""
     rnd = random.Random(seed)
     provider = get_provider(fmt)
     name = cast(ProviderName, provider.name)
@@ -355,7 +360,7 @@ def plan(
         parts.insert(0, Reasoning(split_deltas(THINK_REASONING, rnd)))
     if cmd == "tools":
         parts[:0] = TOOL_CALLS
-    events = encode_parts(provider, parts, error_message=DEMO_ERROR, **kw)
+    events = encode_parts(provider, parts, error_message=DEMO_ERROR, model=model or MODEL, **kw)
     if cmd == "deep":
         pad = "[" * 6000 + "]" * 6000
         deep = f'data: {{"choices":[{{"delta":{{"content":"x"}},"pad":{pad}}}]}}'
@@ -382,6 +387,18 @@ def plan(
     if cmd == "stall":
         script = script.stall(300)  # silent until the client gives up (or 5 minutes)
     return script
+
+
+# The demo's models (``GET /v1/models``, ``demo_relay``): one a format.
+DEMO_MODELS = tuple(f"demo-{name}" for name in PROVIDERS)
+
+
+def model_of(body: dict[str, Any]) -> str:
+    """The demo model a request body names (every format's body has ``model``: Gemini's
+    for relays), or "" for any other (a provider's default such as "gpt-5" would be a lie
+    in the footer: the answer then says "demo")."""
+    model = body.get("model")
+    return model if model in DEMO_MODELS else ""
 
 
 def cut_after(script: Script, prompt: str) -> int | None:

@@ -88,6 +88,7 @@ def encode_parts(
     error_message: str = "The server had an error.",
     malformed_at: int | None = None,
     terminal: bool = True,
+    model: str = MODEL,
 ) -> list[bytes]:
     """The events of an answer made of ``parts`` (reasoning, hidden reasoning, text, tool
     calls, in the order given) in ``provider``'s format, one bytes object per event.
@@ -96,9 +97,11 @@ def encode_parts(
     provider error event / a payload that is not JSON, and nothing more. ``terminal=False``
     stops after the last delta: no closing events, no terminal signal (a dropped
     connection). A part the format cannot carry is a ``ValueError`` (Gemini's function
-    calls take a JSON object)."""
+    calls take a JSON object). ``model``: the model the answer names (the demo relay
+    names the one the request asked for)."""
     eol = provider.eol
     enc = encoder_for(provider)()
+    enc.model = model
     events = enc.start()
     sent = 0
     chars = 0

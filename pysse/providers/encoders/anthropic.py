@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...events import Citation
 from ..base import JSON, sse_event
-from .base import MODEL, Encoder, HiddenReasoning, Part, Reasoning, Text, ToolUse, demo_signature
+from .base import Encoder, HiddenReasoning, Part, Reasoning, Text, ToolUse, demo_signature
 
 __all__ = ["AnthropicEncoder"]
 
@@ -29,7 +29,7 @@ class AnthropicEncoder(Encoder):
             "id": "msg_pysse",
             "type": "message",
             "role": "assistant",
-            "model": MODEL,
+            "model": self.model,
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,

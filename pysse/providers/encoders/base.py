@@ -138,6 +138,7 @@ class Encoder:
     Subclasses keep what the format numbers and repeats (ids, indexes, the text so far)."""
 
     eol = "\n"
+    model = MODEL  # the model the answer says wrote it (the demo: the one asked for)
 
     def start(self) -> list[bytes]:
         return []

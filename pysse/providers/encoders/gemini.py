@@ -7,7 +7,7 @@ import json
 from ...events import Citation
 from ..base import JSON, sse_event
 from ..gemini import EOL
-from .base import MODEL, Encoder, Part, Reasoning, Text, ToolUse
+from .base import Encoder, Part, Reasoning, Text, ToolUse
 
 __all__ = ["GeminiEncoder"]
 
@@ -34,7 +34,7 @@ class GeminiEncoder(Encoder):
         for key in ("finishReason", "groundingMetadata"):  # the candidate's, not the chunk's
             if key in extra:
                 cand[key] = extra.pop(key)
-        body = {"candidates": [cand], **extra, "modelVersion": MODEL, "responseId": "pysse"}
+        body = {"candidates": [cand], **extra, "modelVersion": self.model, "responseId": "pysse"}
         return sse_event(body, eol=EOL)
 
     def _flush(self) -> list[bytes]:

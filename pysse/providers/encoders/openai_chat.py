@@ -23,7 +23,7 @@ class ChatEncoder(Encoder):
 
     def _chunk(self, delta: JSON, finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return sse_event({**CHUNK_HEAD, "choices": [choice]})
+        return sse_event({**CHUNK_HEAD, "model": self.model, "choices": [choice]})
 
     def start(self) -> list[bytes]:
         return [self._chunk({"role": "assistant", "content": "", "refusal": None})]
@@ -62,7 +62,7 @@ class ChatEncoder(Encoder):
         }
         return [
             self._chunk({}, "tool_calls" if self.calls else "stop"),
-            sse_event({**CHUNK_HEAD, "choices": [], "usage": usage}),
+            sse_event({**CHUNK_HEAD, "model": self.model, "choices": [], "usage": usage}),
             b"data: [DONE]\n\n",
         ]
 

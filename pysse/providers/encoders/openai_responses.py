@@ -36,8 +36,15 @@ class ResponsesEncoder(Encoder):
 
     def start(self) -> list[bytes]:
         return [
-            self._event({"type": "response.created", "response": _response("in_progress")}),
-            self._event({"type": "response.in_progress", "response": _response("in_progress")}),
+            self._event(
+                {"type": "response.created", "response": _response("in_progress", model=self.model)}
+            ),
+            self._event(
+                {
+                    "type": "response.in_progress",
+                    "response": _response("in_progress", model=self.model),
+                }
+            ),
         ]
 
     def open(self, part: Part) -> list[bytes]:
@@ -116,7 +123,7 @@ class ResponsesEncoder(Encoder):
             "output_tokens_details": {"reasoning_tokens": min(reasoning, output_tokens)},
             "total_tokens": 12 + output_tokens,
         }
-        done = _response("completed", self.output, usage)
+        done = _response("completed", self.output, usage, self.model)
         return [self._event({"type": "response.completed", "response": done})]
 
     def error(self, message: str) -> list[bytes]:
@@ -132,7 +139,9 @@ def _summary(text: str) -> JSON:
     return {"type": "summary_text", "text": text}
 
 
-def _response(status: str, output: list[JSON] | None = None, usage: JSON | None = None) -> JSON:
+def _response(
+    status: str, output: list[JSON] | None = None, usage: JSON | None = None, model: str = MODEL
+) -> JSON:
     """The response object as the API sends it in lifecycle events."""
     return {
         "id": "resp_pysse",
@@ -144,7 +153,7 @@ def _response(status: str, output: list[JSON] | None = None, usage: JSON | None 
         "incomplete_details": None,
         "instructions": None,
         "max_output_tokens": None,
-        "model": MODEL,
+        "model": model,
         "output": output or [],
         "parallel_tool_calls": True,
         "previous_response_id": None,
