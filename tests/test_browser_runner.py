@@ -159,3 +159,19 @@ def test_hostile_code_reaches_nothing(make_page: Any) -> None:
     # The sandbox asked the page for nothing but the Pyodide files (the page's own requests).
     assert not [u for u in p.requests if "chat/completions" in u and u.count("/v1/") > 1]
     assert not [u for u in p.requests if "example.com" in u]
+
+
+FLOOD = """import js
+message = js.JSON.parse('{"t": "out", "id": 1, "stream": "stdout", "text": "x"}')
+for i in range(100000):  # the sandbox's own messages, posted past the runner
+    js.postMessage(message)
+"""
+
+
+def test_a_flood_of_messages_reaches_the_page_bounded(make_page: Any) -> None:
+    p = make_page()
+    page = p.open()
+    answer_with(p, FLOOD)
+    page.click(RUN)  # the first run: its id is 1
+    status_starts(page, "Done in")
+    assert output(page) == "x" * 2000  # at most 2,000 messages a run pass the sandbox's page
