@@ -120,3 +120,15 @@ def test_build_inlines_the_runner_and_hashes_its_script() -> None:
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert f"'sha256-{digest}'" in policy
     assert page.count("<script>") == 1  # one executable script: the hashed one
+
+
+def test_a_closed_python_block_has_run_and_no_other_does() -> None:
+    from pysse.render.markdown import render
+
+    run = 'class="run"'
+    assert render("```python\nprint(1)\n```").count(run) == 1
+    assert render("```py\nprint(1)\n```").count(run) == 1
+    assert run not in render("```js\nconsole.log(1)\n```")
+    assert run not in render("```\nprint(1)\n```")
+    assert run not in render("    print(1)\n")  # (an indented block names no language)
+    assert run not in render("```python\nprint(1)\n")  # still streaming: not closed
