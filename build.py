@@ -611,6 +611,8 @@ def build_site(
     for js_module in BROWSER_JS:  # shipped in the wheel too (embedders): one copy, one source
         shutil.copy2(ROOT / "pysse" / "browser" / js_module, tmp / js_module)
     vendor_pyodide(tmp / "pyodide" / PYODIDE_VERSION)
+    runner = tmp / "runner.html"
+    runner.write_text(runner_page(runner.read_text(), (ROOT / "pysse" / "runner.py").read_text()))
     # The wheels the page loads are those of the index embedders install from (wheels/simple/).
     listed: Any = write_wheels(tmp / "wheels")["wheels"]
     urls = [f"wheels/{w['url']}" for w in listed]
@@ -648,6 +650,19 @@ def build_site(
     kind = "snapshot" if boot.snapshot else ("plain, .pyc" if boot.compiled else "plain, sources")
     log(f"site ready in {out} (boot: {kind})")
     return out
+
+
+def runner_page(html: str, runner_py: str) -> str:
+    """web/runner.html (the Run sandbox) with ``pysse/runner.py``'s source inside it, and its
+    policy naming its one executable script by hash: a sandboxed document's origin is opaque,
+    and what ``'self'`` matches there differs between engines; a hash means the same in all."""
+    if "</" in runner_py or "<!--" in runner_py:  # (a script element's text is raw: no escapes)
+        raise ValueError("pysse/runner.py must not hold '</' or '<!--' (runner.html inlines it)")
+    html = html.replace("RUNNER_PY", runner_py, 1)
+    start = html.rindex("<script>") + len("<script>")
+    script = html[start : html.index("</script>", start)]
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    return html.replace("'sha256-RUNNER'", f"'sha256-{digest}'", 1)
 
 
 def write_service_worker(site: Path, manifest: dict[str, object]) -> None:

@@ -350,10 +350,11 @@ class Page:
         s = {"headers": "X-Demo-Pace: 0.05"}
         s.update(settings or {})
         keep = "localStorage.setItem('pysse.settings.v1', " + json.dumps(json.dumps(s)) + ");"
-        self.page.add_init_script(
-            ("" if first_visit else keep)  # (first_visit: nothing stored, as a new visitor)
+        self.page.add_init_script(  # (the page only: not a sandboxed iframe, which has no storage)
+            "if (window.top === window) {"
+            + ("" if first_visit else keep)  # (first_visit: nothing stored, as a new visitor)
             + "window.__frames = 0; (function tick(){ window.__frames++; "
-            "requestAnimationFrame(tick); })();"
+            "requestAnimationFrame(tick); })(); }"
         )
 
     @property

@@ -572,6 +572,7 @@ export class View {
     if (btn.dataset.role === "attach") { document.querySelector("[data-role=attach-input]")?.click(); return; }
     const code = btn.closest(".codeblock");
     if (code && this.drawer?.click(btn, code, (name, text, mime) => this.download(name, text, mime))) return;
+    if (code && btn.classList.contains("run")) { this.runCode(btn, code); return; }
     if (code && (btn.classList.contains("copy") || btn.classList.contains("save"))) {
       const pre = code.querySelector("pre");
       if (!pre) return;
@@ -583,6 +584,12 @@ export class View {
       const art = btn.closest("article");
       this.copy(btn, art.dataset.text || this.texts.get(this.handles.get(art)) || "");
     }
+  }
+
+  // Run of a Python block: web/runner_host.js, loaded on the first Run (docs/chat-page.md).
+  runCode(btn, block) {
+    this.runner ||= import("./runner_host.js").then((m) => new m.RunnerHost());
+    this.runner.then((r) => r.toggle(btn, block), (e) => { this.runner = null; console.warn("Run:", e); });
   }
 
   // A copy whose text comes later (from Python): the clipboard is asked now, in the click

@@ -45,6 +45,9 @@ from .observe import install
 __all__ = ["MarkdownPolicy", "make_markdown", "open_fence_line", "render"]
 
 SAFE_SCHEMES = ("http", "https", "mailto")
+# A closed block in one of these languages gets a Run button (docs/chat-page.md "Run Python").
+RUNNABLE = frozenset({"python", "py", "python3", "py3"})
+RUN_BUTTON = '<button class="run" type="button" aria-label="Run code">Run</button>'
 
 
 @dataclass(frozen=True)
@@ -120,9 +123,11 @@ def make_markdown(policy: MarkdownPolicy | None = None) -> MarkdownIt:
                 mark = f' data-diagram="{kind}"'
             else:
                 note = f'<p class="diagram-note" role="note">Not drawn: {_html.escape(why)}</p>'
+        # Run (web/runner_host.js): a closed Python block only; a streaming one is unfinished.
+        run = RUN_BUTTON if not open_fence and word.lower() in RUNNABLE else ""
         return (
             f'<div class="{cls}" dir="ltr"{mark}><div class="code-head">'
-            f'<span class="code-lang">{lang}</span><span class="code-tools">'
+            f'<span class="code-lang">{lang}</span><span class="code-tools">{run}'
             '<button class="copy" type="button" aria-label="Copy code">Copy</button>'
             f'<button class="save" type="button" data-file="{name}" '
             f'aria-label="Download code as {name}">Download</button></span></div>'
