@@ -5,7 +5,7 @@ two mid-stream moments (a table arriving, a code fence still open), the model's 
 answer on an Arabic reader's phone (``rtl``: ``python -m bench.screenshots rtl`` makes only
 that one), a table's and a code block's tools (``takeout``), an answer's sources with their
 marks in the text (``sources``), an attached photo (``attach``) and a drawn diagram and a
-broken one in both themes (``diagrams``), written to docs/.
+broken one in both themes (``diagrams``) and a Python block run (``run``), written to docs/.
 
 Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
 server, which stalls the stream at the right event so the picture is the same every time.
@@ -255,12 +255,34 @@ def diagrams(browser: Any, base: str) -> None:
         page.context.close()
 
 
+def run_python(browser: Any, base: str) -> None:
+    """A Python block run in its sandbox: what it printed and a traceback of the user's code."""
+    page = page_for(browser, base, "light", DESKTOP)
+    code = (
+        "squares = [n * n for n in range(1, 8)]\nprint('squares:', squares)\n"
+        "print('sum:', sum(squares))\ndef mean(xs):\n    return sum(xs) / len(xs)\n"
+        "print(mean([]))"
+    )
+    ask(page, f"/demo echo ```python\n{code}\n```")
+    page.click("[data-role=assistant] .codeblock .run")
+    page.wait_for_function(
+        "() => (document.querySelector('.run-status')?.textContent || '').startsWith('Failed')",
+        timeout=120_000,
+    )
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(200)
+    page.locator("[data-role=assistant]").last.screenshot(path=str(DOCS / "run-light.png"))
+    print("  docs/run-light.png")
+    page.context.close()
+
+
 EXTRA = {
     "rtl": rtl_phone,
     "takeout": takeout,
     "sources": sources,
     "attach": attach,
     "diagrams": diagrams,
+    "run": run_python,
 }
 
 
@@ -308,6 +330,7 @@ def main() -> None:
         sources(browser, live.url)
         attach(browser, live.url)
         diagrams(browser, live.url)
+        run_python(browser, live.url)
         browser.close()
 
 
