@@ -185,6 +185,7 @@ class ModelView:
         self.downloads: list[tuple[str, Any, str]] = []
         self.srcs: dict[int, tuple[bytes, str]] = {}  # an image's bytes (the "src" op)
         self.cites: dict[int, list[Any]] = {}  # an answer's source marks (the "cite" op)
+        self.runs: dict[int, list[Any]] = {}  # a restored answer's kept runs (the "runs" op)
         self.copies: list[str | None] = []  # what a table's Copy asked for
         self.scrolls: list[list[Any]] = []
         self.focused: Element | None = None
@@ -326,6 +327,9 @@ class ModelView:
 
     def op_cite(self, h: int, marks: list[Any], blobs: list[bytes]) -> None:
         self.cites[h] = marks
+
+    def op_runs(self, h: int, items: list[Any], blobs: list[bytes]) -> None:
+        self.runs[h] = items
 
     def op_download(self, name: str, data: Any, mime: str, blobs: list[bytes]) -> None:
         if isinstance(data, dict):

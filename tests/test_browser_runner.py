@@ -175,3 +175,41 @@ def test_a_flood_of_messages_reaches_the_page_bounded(make_page: Any) -> None:
     page.click(RUN)  # the first run: its id is 1
     status_starts(page, "Done in")
     assert output(page) == "x" * 2000  # at most 2,000 messages a run pass the sandbox's page
+
+
+def test_a_run_s_output_is_kept_with_the_answer_through_a_reload(make_page: Any) -> None:
+    """The output is stored with the answer (chats/runs.py): after a reload it is under its
+    block again, as text, and the next Run replaces it."""
+    from conftest import stored_answers, wait_stored
+
+    p = make_page()
+    page = p.open()
+    answer_with(p, 'print("<b>kept</b>", 6 * 7)')
+    page.keyboard.press("Tab")  # (the keyboard too: focus the button, press Enter)
+    page.focus(RUN)
+    page.keyboard.press("Enter")
+    said = status_starts(page, "Done in")
+    assert output(page) == "<b>kept</b> 42\n"
+    stored = wait_stored(page, lambda s: bool((stored_answers(s) or [{}])[0].get("runs")))
+    assert stored_answers(stored)[0]["runs"] == [
+        {"block": 0, "status": said, "text": "<b>kept</b> 42\n"}
+    ]
+    p.reload()
+    page.wait_for_selector("[data-role=assistant] .codeblock .run-output")
+    assert status_starts(page, "Done in") == said
+    assert output(page) == "<b>kept</b> 42\n"
+    assert page.evaluate("(s) => document.querySelector(s).querySelectorAll('b').length", TEXT) == 0
+    page.evaluate(  # every status the next run shows (its start can be too quick to poll)
+        "(s) => { window.__said = []; const el = document.querySelector(s);"
+        " new MutationObserver(() => window.__said.push(el.textContent))"
+        ".observe(el, {childList: true, characterData: true, subtree: true}); }",
+        STATUS,
+    )
+    page.click(RUN)
+    page.wait_for_function(
+        "() => window.__said.length > 1 && window.__said.at(-1).startsWith('Done in')",
+        timeout=120_000,
+    )
+    assert not page.evaluate("() => window.__said[0].startsWith('Done')")  # a new run
+    assert page.evaluate("() => document.querySelectorAll('.run-output').length") == 1
+    assert output(page) == "<b>kept</b> 42\n"

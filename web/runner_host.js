@@ -57,7 +57,7 @@ export class RunnerHost {
     const out = this.output(block);
     out.text.textContent = "";
     out.text.hidden = true;
-    const run = { id: ++this.seq, btn, out, shown: 0, started: performance.now() };
+    const run = { id: ++this.seq, btn, block, out, shown: 0, started: performance.now() };
     this.current = run;
     btn.textContent = "Stop";
     btn.setAttribute("aria-label", "Stop the run");
@@ -148,6 +148,7 @@ export class RunnerHost {
     clearTimeout(run.timer);
     this.current = null;
     run.out.status.textContent = message;
+    if (this.onEnd) this.onEnd(run.block, message, run.out.text.textContent); // kept (the view)
     run.btn.textContent = "Run";
     run.btn.setAttribute("aria-label", "Run code");
     delete run.btn.dataset.running;

@@ -351,6 +351,7 @@ export class View {
       return;
     }
     if (type === "seen") { this.watchSeen(h, el); return; }
+    if (type === "ran") { this.ranH = h; return; } // a Python block's run ended (ran())
     this.keys.set(`${h}/${key}`, options && options.keys ? new Set(options.keys) : null);
     if (known.has(key)) return; // (a new key filter: read by the listener below)
     known.add(key);
@@ -588,8 +589,23 @@ export class View {
 
   // Run of a Python block: web/runner_host.js, loaded on the first Run (docs/chat-page.md).
   runCode(btn, block) {
-    this.runner ||= import("./runner_host.js").then((m) => new m.RunnerHost());
+    this.runner ||= import("./runner_host.js").then((m) => {
+      const host = new m.RunnerHost();
+      host.onEnd = (block, status, text) => this.ran(block, status, text);
+      return host;
+    });
     this.runner.then((r) => r.toggle(btn, block), (e) => { this.runner = null; console.warn("Run:", e); });
+  }
+
+  // A run ended: Python keeps its output with the answer (pysse/chats/runs.py), by the
+  // block's index among the answer's code blocks.
+  ran(block, status, text) {
+    const art = block.closest("article");
+    const h = art && this.handles.get(art);
+    const blocks = art ? [...(art.querySelector(".settled")?.querySelectorAll(".codeblock") || [])] : [];
+    const i = blocks.indexOf(block);
+    if (!this.ranH || !h || i < 0) return;
+    this.push({ type: "ran", h: this.ranH, t: h, e: this.nextEvent++, detail: [i, String(status), String(text).slice(0, 20100)] });
   }
 
   // A copy whose text comes later (from Python): the clipboard is asked now, in the click
@@ -953,6 +969,30 @@ const OPS = {
         sup.appendChild(a);
       }
       if (sup.firstChild) after.parentNode.insertBefore(sup, after);
+    }
+  },
+  // A restored answer's kept runs (pysse/chats/runs.py): each under its Python block, as
+  // web/runner_host.js shows a run (which reuses the box on the next Run). Text only.
+  runs([, h, items]) {
+    const el = this.node(h, "runs");
+    if (!el || !Array.isArray(items)) return;
+    const blocks = el.querySelectorAll(".codeblock");
+    for (const [i, status, text] of items.slice(0, 20)) {
+      const block = blocks[i];
+      if (!block || !block.querySelector(".run") || block.querySelector(":scope > .run-output")) continue;
+      const box = document.createElement("div");
+      box.className = "run-output";
+      const said = document.createElement("p");
+      said.className = "run-status";
+      said.setAttribute("role", "status");
+      said.textContent = String(status);
+      const out = document.createElement("pre");
+      out.className = "run-text";
+      out.tabIndex = 0;
+      out.textContent = String(text);
+      out.hidden = !text;
+      box.append(said, out);
+      block.append(box);
     }
   },
   download([, name, data, mime], blobs) { this.download(name, data, mime, blobs); },

@@ -1,6 +1,7 @@
 """Message actions in the log: Regenerate, Continue, Edit and resend, the ‹ › version buttons,
-Inspect. Each changes the ``Conversation`` (``chats.conversation``: versions, branches,
-continue) and asks the app to send; what is sent is always the conversation up to that point.
+Inspect; a Python block's run kept (``on_ran``). Each changes the ``Conversation``
+(``chats.conversation``: versions, branches, continue) and asks the app to send; what is sent
+is always the conversation up to that point.
 
 A table's Copy, Copy TSV and Download CSV: ``takeout.py``. Copy and Download of a code
 block, and Copy of an answer's Markdown source, are the view's (``web/view.js``): the
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..call.extras_view import attr
+from ..chats.runs import kept_run
 from ..view import Event
 from .takeout import table_out, tool_of
 
@@ -30,6 +32,22 @@ class Actions:
 
     def bind(self) -> None:
         self.app.log.addEventListener("click", self.on_click)
+        self.app.log.addEventListener("ran", self.on_ran)
+
+    def on_ran(self, e: Event) -> None:
+        """A Python block's run ended (the view's ``ran``): its output is kept with the
+        answer (``chats.runs``), checked and bounded here, where it enters."""
+        detail = e.detail
+        art = e.target
+        if art is None or not isinstance(detail, list) or len(detail) != 3:
+            return
+        run = kept_run(*detail)
+        conv = self.app.conv
+        mid = attr(art, "data-id")
+        if run is None or mid not in conv.messages:
+            return
+        conv.set_run(mid, run)
+        self.app.chats.save(conv)
 
     def on_click(self, e: Event) -> None:
         target = e.target

@@ -15,6 +15,7 @@ from .cite_marks import marks
 
 if TYPE_CHECKING:
     from ..chats.conversation import Message
+    from ..chats.runs import RunOutput
 
 __all__ = [
     "Action",
@@ -142,6 +143,15 @@ def show_marks(art: Any, text: str, citations: tuple[Citation, ...]) -> None:
     if found:
         settled = art.querySelector(".settled")
         settled.ownerDocument.ops.add(["cite", settled.handle, found])
+
+
+def show_runs(art: Any, runs: tuple[RunOutput, ...]) -> None:
+    """A restored answer's kept runs under their Python blocks (the ``runs`` op), once its
+    HTML is in: what each block printed when it was last run (``chats.runs``)."""
+    if runs:
+        settled = art.querySelector(".settled")
+        items = [[r.block, r.status, r.text] for r in runs]
+        settled.ownerDocument.ops.add(["runs", settled.handle, items])
 
 
 def render_kept(el: Any, markdown: Callable[[], Any]) -> Generator[None, None, None]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..call.extras_view import attr, writer_for
 from ..render import lazy
-from .message_view import show_marks
+from .message_view import show_marks, show_runs
 from .platform import spawn
 from .restore_steps import (
     WAIT,
@@ -230,6 +230,7 @@ class Restorer:
     def _done(self, item: _Item) -> None:
         art = item.art
         show_marks(art, item.msg.text, item.msg.citations)
+        show_runs(art, item.msg.runs)
         art.removeAttribute("data-pending")
         art.querySelector(".settled").style.minHeight = ""
         self._observe(art, False)

@@ -29,6 +29,7 @@ from .message import Message, Role
 from .message_extras import kept_citations
 from .message_read import MAX_TIME, message_number, read_message
 from .records import ImportError_, Reader
+from .runs import RunOutput, runs_markdown, with_run
 
 __all__ = [
     "Conversation",
@@ -194,6 +195,14 @@ class Conversation:
         self.changes.selection(msg.parent)
         self.updated = time.time()
 
+    def set_run(self, answer_id: str, run: RunOutput) -> None:
+        """Keep ``run`` as the last run of its block of answer ``answer_id`` (``runs.py``)."""
+        msg = self.messages.get(answer_id)
+        if msg is None or msg.role != "assistant":
+            return
+        msg.runs = with_run(msg.runs, run)
+        self.changes.message(answer_id)
+
     def step_version(self, message_id: str, step: int) -> str:
         """The sibling ``step`` places away (the ‹ › buttons), selected; returns its id."""
         siblings = self.children[self.messages[message_id].parent]
@@ -351,6 +360,8 @@ class Conversation:
             out += [f"## {who}{note}", "", m.text, ""]
             if m.role == "assistant" and m.citations:
                 out += ["Sources:", "", *_markdown_sources(m.citations), ""]
+            if m.role == "assistant" and m.runs:
+                out += runs_markdown(m.runs)
             if m.attachments:  # (named: the file's bytes are the JSON export's)
                 out += ["Attached: " + ", ".join(f"`{f.name}`" for f in m.attachments), ""]
         return "\n".join(out)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ..events import Citation, sources
 from ..providers.attachments import IMAGE_TYPES, Attachment
 from .conversation import Conversation
+from .runs import runs_html
 
 __all__ = ["CSP", "PRINT_CSS", "export_html"]
 
@@ -80,7 +81,7 @@ def export_html(conv: Conversation, css: str, render: Callable[[str], str]) -> s
             who, cls = "You", "msg user"
         else:
             body = f'<div class="content">{_without_tools(render(m.text))}</div>'
-            body += _sources(m.citations)
+            body += runs_html(m.runs) + _sources(m.citations)
             note = "" if m.state == "completed" else f" ({html.escape(m.state)})"
             who, cls = f"Assistant{note}", "msg assistant"
         parts.append(f'<article class="{cls}"><p class="who">{who}</p>{body}</article>')

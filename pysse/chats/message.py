@@ -15,6 +15,7 @@ from .message_extras import (
     reasoning_to_json,
     tool_calls_to_json,
 )
+from .runs import RunOutput, runs_to_json
 
 __all__ = ["STATES", "Message", "Role"]
 
@@ -49,6 +50,7 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     citations: tuple[Citation, ...] = ()  # its http(s) sources (issue #43: kept_citations)
     attachments: tuple[Attachment, ...] = ()  # a user's files, sent with the question
+    runs: tuple[RunOutput, ...] = ()  # what its Python blocks printed when run (runs.py)
     # Not stored: restored from an answer still streaming when the page closed, with an id
     # the relay may still know (the page tries to reattach; see ``reattachable``).
     in_flight: bool = False
@@ -84,6 +86,8 @@ class Message:
                 out["tool_calls"] = tool_calls_to_json(self.tool_calls)
             if self.citations:
                 out["citations"] = citations_to_json(self.citations)
+            if self.runs:
+                out["runs"] = runs_to_json(self.runs)
         return out
 
     @property

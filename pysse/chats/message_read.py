@@ -17,6 +17,7 @@ from .message_extras import (
     tool_calls_from_json,
 )
 from .records import MAX_TEXT, ImportError_, Reader
+from .runs import runs_from_json
 
 __all__ = ["message_number", "read_message"]
 
@@ -52,6 +53,10 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
     except ExtrasError as exc:
         citations = r.bad(str(exc), "(the sources dropped)", ())
     try:
+        runs = runs_from_json(m.get("runs"), at) if mine else ()
+    except ExtrasError as exc:
+        runs = r.bad(str(exc), "(the outputs of its runs dropped)", ())
+    try:
         files = attachments_from_json(m.get("attachments"), at) if not mine else ()
     except AttachmentError as exc:  # (a file refuses the import; the store drops them)
         if r.strict:
@@ -83,6 +88,7 @@ def read_message(m: Any, at: str, known: dict[str, Message], r: Reader) -> Messa
         tool_calls=tool_calls,
         citations=citations,
         attachments=files,
+        runs=runs,
     )
     if msg.state == "streaming":  # it was cut off when the page closed (or streams elsewhere)
         msg.in_flight = bool(msg.answer_id)

@@ -39,6 +39,8 @@ Elements are named by *handles* (positive integers, see ``dom.py``). The ops:
 ``["mark", h, [i, lo, j, hi]]``       mark a search term's range in ``h``'s text (CSS highlight)
 ``["cite", h, marks]``                 numbered source marks in answer ``h``'s text
                                       (``app/cite_marks.py``: needles and their sources)
+``["runs", h, [[i, status, text]]]``  kept runs under answer ``h``'s Python blocks
+                                      (``chats/runs.py``), as text
 ``["download", name, data, mime]``    offer a file (``data`` a text or ``{"$blob": i}``)
 ``["src", h, {"$blob": i}, mime]``    image ``h`` shows those bytes (a ``blob:`` URL; an
                                       attached image's thumbnail)
