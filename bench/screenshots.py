@@ -5,7 +5,8 @@ two mid-stream moments (a table arriving, a code fence still open), the model's 
 answer on an Arabic reader's phone (``rtl``: ``python -m bench.screenshots rtl`` makes only
 that one), a table's and a code block's tools (``takeout``), an answer's sources with their
 marks in the text (``sources``), an attached photo (``attach``) and a drawn diagram and a
-broken one in both themes (``diagrams``) and a Python block run (``run``), written to docs/.
+broken one in both themes (``diagrams``), a Python block run (``run``) and the Model menu
+(``models``), written to docs/.
 
 Answers come from the demo relay; the mid-stream moments from the testing kit's scripted
 server, which stalls the stream at the right event so the picture is the same every time.
@@ -276,6 +277,27 @@ def run_python(browser: Any, base: str) -> None:
     page.context.close()
 
 
+def models(browser: Any, base: str) -> None:
+    """The Model menu beside Send, filled from the demo relay's ``/v1/models``: an answer by
+    one model, regenerated with another (two versions, each footer naming its model)."""
+    page = page_for(browser, base, "light", DESKTOP)
+    picker = page.locator("[data-role=model-picker]")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-role=model-picker] option').length >= 5"
+    )
+    picker.select_option(label="demo-anthropic")
+    ask(page, "hello")
+    picker.select_option(label="demo-gemini")
+    page.click("[data-role=assistant] >> nth=-1 >> [data-role=regenerate]")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-role=assistant]')].at(-1)"
+        ".dataset.state === 'completed'",
+        timeout=60_000,
+    )
+    shoot(page, "models-light.png")
+    page.context.close()
+
+
 EXTRA = {
     "rtl": rtl_phone,
     "takeout": takeout,
@@ -283,6 +305,7 @@ EXTRA = {
     "attach": attach,
     "diagrams": diagrams,
     "run": run_python,
+    "models": models,
 }
 
 
@@ -331,6 +354,7 @@ def main() -> None:
         attach(browser, live.url)
         diagrams(browser, live.url)
         run_python(browser, live.url)
+        models(browser, live.url)
         browser.close()
 
 
