@@ -884,8 +884,8 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 # The browser tests run again with the page's Python on its main thread (its fallback mode,
 # ?thread=main): streaming, failures, Stop, settings, the actions, attachments (scaled in the
-# thread Python runs in), chats, restores and search, in Chromium. The whole suite runs in the
-# default mode (a Web Worker), in every engine.
+# thread Python runs in), chats, restores, search and a Python block run and kept, in Chromium.
+# The whole suite runs in the default mode (a Web Worker), in every engine.
 MAIN_THREAD_MATRIX = (
     "tests/test_browser.py",
     "tests/test_browser_actions.py",
@@ -894,6 +894,8 @@ MAIN_THREAD_MATRIX = (
     "tests/test_browser_restore.py",
     "tests/test_browser_search.py",
     "tests/test_browser_takeout.py",
+    "tests/test_browser_runner.py::test_run_prints_and_shows_a_traceback_of_the_users_code",
+    "tests/test_browser_runner.py::test_a_run_s_output_is_kept_with_the_answer_through_a_reload",
 )
 
 

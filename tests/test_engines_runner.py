@@ -1,8 +1,10 @@
-"""Run for Python code blocks in every engine (Chromium, Firefox, WebKit), with the page's
-Python in its worker and on the main thread: a real click on Run prints the block's output
+"""Run for Python code blocks in every engine (Chromium, Firefox, WebKit): a real click on Run
+prints the block's output
 under it, from a disposable Pyodide in an opaque-origin iframe; Stop ends a loop that never
 ends (the sandbox is removed: the page has no interrupt) and the next Run starts afresh.
-docs/chat-page.md "Run Python"."""
+docs/chat-page.md "Run Python". The Run is the view's in either page mode (the page's
+Python only keeps its output): the main-thread mode runs ``tests/test_browser_runner.py``'s
+output and kept-output tests (build.py's MAIN_THREAD_MATRIX), in Chromium."""
 
 from __future__ import annotations
 
@@ -41,9 +43,8 @@ def status_starts(chat: Any, prefix: str, index: int = -1, timeout: float = 120)
         raise AssertionError(f"{e}; the status: {chat.page.evaluate(STATUS, index)!r}") from e
 
 
-@pytest.mark.parametrize("path", ["/", "/?thread=main"])
-def test_run_prints_and_stop_ends_a_loop(open_chat: Any, path: str) -> None:
-    chat = open_chat(path=path)
+def test_run_prints_and_stop_ends_a_loop(open_chat: Any) -> None:
+    chat = open_chat()
     ask(chat, "import sys\nprint('hello', sys.version_info[0])\nprint(2 ** 10)")
     assert chat.page.evaluate("() => document.querySelectorAll('iframe').length") == 0
     chat.page.click("[data-role=assistant] .codeblock .run")
