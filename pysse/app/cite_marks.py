@@ -59,7 +59,7 @@ def needles(span: str) -> list[str]:
 def _span(text: str, c: Citation) -> tuple[int, str] | None:
     """Where ``c``'s span ends in ``text``, and the span; None if unknown."""
     if c.text:
-        at = text.find(c.text, max(0, c.start or 0) if c.start is not None else 0)
+        at = text.find(c.text, max(0, c.start or 0))
         if at < 0:
             at = text.find(c.text)
         if at >= 0:
@@ -81,7 +81,7 @@ def marks(text: str, citations: Iterable[Citation]) -> list[list[Any]]:
     citations = tuple(citations)
     listed = sources(citations)
     number = {c.url.strip(): (i + 1, c) for i, c in enumerate(listed)}
-    found: dict[tuple[int, str], list[list[Any]]] = {}
+    found: dict[tuple[int, tuple[str, ...]], list[list[Any]]] = {}
     for c in citations:
         entry = number.get(c.url.strip())
         if entry is None:
@@ -93,7 +93,7 @@ def marks(text: str, citations: Iterable[Citation]) -> list[list[Any]]:
         tried = needles(words)
         if not tried:
             continue
-        key = (end, "\x00".join(tried))
+        key = (end, tuple(tried))
         if key not in found and len(found) >= MAX_MARKS:
             continue
         n, first = entry
@@ -101,4 +101,4 @@ def marks(text: str, citations: Iterable[Citation]) -> list[list[Any]]:
         if all(r[0] != n for r in refs):
             refs.append([n, first.url.strip(), _label(n, first)])
     ordered = sorted(found.items(), key=lambda item: item[0][0])
-    return [[key[1].split("\x00"), sorted(refs)] for key, refs in ordered]
+    return [[list(key[1]), sorted(refs)] for key, refs in ordered]
