@@ -18,7 +18,9 @@ function bootManifest() {
 }
 
 export class RunnerHost {
-  constructor() {
+  // outputOf(block): the block's output box, made once (the view's: a restored run's is the same)
+  constructor(outputOf) {
+    this.outputOf = outputOf;
     this.frame = null;
     this.up = null; // a promise: the sandbox's Python is ready
     this.current = null; // the run under way: { id, btn, out, timer, started, shown }
@@ -30,31 +32,14 @@ export class RunnerHost {
   // The Run button: run the block, or stop the run it started.
   toggle(btn, block) {
     if (this.current && this.current.btn === btn) { this.stop(`Stopped: ${RESTART}.`); return; }
-    if (this.current) { this.output(block).status.textContent = "Another block is running: stop it first."; return; }
+    if (this.current) { this.outputOf(block).status.textContent = "Another block is running: stop it first."; return; }
     const pre = block.querySelector("pre");
     if (!pre) return;
     this.start(btn, block, pre.textContent);
   }
 
-  output(block) {
-    let box = block.querySelector(":scope > .run-output");
-    if (!box) {
-      box = document.createElement("div");
-      box.className = "run-output";
-      const status = document.createElement("p");
-      status.className = "run-status";
-      status.setAttribute("role", "status");
-      const text = document.createElement("pre");
-      text.className = "run-text";
-      text.tabIndex = 0;
-      box.append(status, text);
-      block.append(box);
-    }
-    return { box, status: box.querySelector(".run-status"), text: box.querySelector(".run-text") };
-  }
-
   async start(btn, block, code) {
-    const out = this.output(block);
+    const out = this.outputOf(block);
     out.text.textContent = "";
     out.text.hidden = true;
     const run = { id: ++this.seq, btn, block, out, shown: 0, started: performance.now() };

@@ -590,7 +590,7 @@ export class View {
   // Run of a Python block: web/runner_host.js, loaded on the first Run (docs/chat-page.md).
   runCode(btn, block) {
     this.runner ||= import("./runner_host.js").then((m) => {
-      const host = new m.RunnerHost();
+      const host = new m.RunnerHost(runOutput);
       host.onEnd = (block, status, text) => this.ran(block, status, text);
       return host;
     });
@@ -980,19 +980,10 @@ const OPS = {
     for (const [i, status, text] of items.slice(0, 20)) {
       const block = blocks[i];
       if (!block || !block.querySelector(".run") || block.querySelector(":scope > .run-output")) continue;
-      const box = document.createElement("div");
-      box.className = "run-output";
-      const said = document.createElement("p");
-      said.className = "run-status";
-      said.setAttribute("role", "status");
-      said.textContent = String(status);
-      const out = document.createElement("pre");
-      out.className = "run-text";
-      out.tabIndex = 0;
-      out.textContent = String(text);
-      out.hidden = !text;
-      box.append(said, out);
-      block.append(box);
+      const out = runOutput(block);
+      out.status.textContent = String(status);
+      out.text.textContent = String(text);
+      out.text.hidden = !text;
     }
   },
   download([, name, data, mime], blobs) { this.download(name, data, mime, blobs); },
@@ -1038,6 +1029,25 @@ const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp
 
 // A drag of files over the composer or the conversation: the page takes the drop (attached),
 // the browser does not open the file.
+// A Python block's output box under it, made once: a run's (web/runner_host.js, which is
+// given this) and a restored run's (the runs op) are the same box. Text only.
+function runOutput(block) {
+  let box = block.querySelector(":scope > .run-output");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "run-output";
+    const status = document.createElement("p");
+    status.className = "run-status";
+    status.setAttribute("role", "status");
+    const text = document.createElement("pre");
+    text.className = "run-text";
+    text.tabIndex = 0;
+    box.append(status, text);
+    block.append(box);
+  }
+  return { box, status: box.querySelector(".run-status"), text: box.querySelector(".run-text") };
+}
+
 function attachDrop(e) {
   return !!e.dataTransfer?.types?.includes("Files") && !!e.target.closest?.(".composer, [data-role=log]");
 }
