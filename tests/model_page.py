@@ -26,6 +26,7 @@ from dom_model import Element as RawElement
 
 from pysse.app.app import App
 from pysse.app.platform import Location, Platform
+from pysse.app.storage import row_stamp
 from pysse.app.tabs import HubTab, TabHub
 from pysse.call.net import Probe, Sink, Timeouts
 from pysse.render.dom import DomWriter
@@ -75,6 +76,19 @@ class MemoryStore:
         self._check()
         for store, key, value in entries:
             self.data[store][key] = value
+
+    async def putIfStamp(
+        self, chat_id: str, expected: str | None, entries: list[tuple[str, str, Any]]
+    ) -> tuple[bool, str | None]:
+        """The compare-and-set of ``web/store.js``: the check and the writes at once."""
+        self._check()
+        row = self.data["chats"].get(chat_id)
+        seen = None if row is None else row_stamp(row)
+        if seen != expected:
+            return False, seen
+        for store, key, value in entries:
+            self.data[store][key] = value
+        return True, seen
 
     async def delete(self, store: str, key: str) -> None:
         self._check()

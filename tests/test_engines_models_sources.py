@@ -31,15 +31,18 @@ SEEN = """() => { const a = [...document.querySelectorAll('[data-role=assistant]
     js: document.querySelectorAll('a[href^="javascript"]').length,
     chosen: s.options[s.selectedIndex].textContent }; }"""
 
-# The stored answer's state and sources (what a reload shows): the test reloads once the
-# answer is stored, as a person would not know to wait (under load, WebKit's worker stored
-# it seconds after it ended: the closing note of this stop).
+# The open chat's last stored answer, completed with its sources (what a reload shows). The
+# test reloads once it is stored, as a person would not know to wait. (Only the open chat: a
+# WebKit session shares one store between its windows, cleared per test, and a window of an
+# earlier test may still write to it as it closes.)
 STORED = """() => new Promise((resolve, reject) => {
   const open = indexedDB.open("pysse");
-  open.onsuccess = () => { const req = open.result.transaction("bodies").objectStore("bodies").getAll();
-    req.onsuccess = () => { open.result.close();
-      const a = req.result.map((b) => JSON.parse(b).messages).flat().filter((m) => m.role === "assistant");
-      resolve(a.length === 1 && a[0].state === "completed" && (a[0].citations || []).length === 3); }; };
+  open.onsuccess = () => { const t = open.result.transaction(["meta", "bodies"]);
+    t.objectStore("meta").get("current").onsuccess = (e) => {
+      t.objectStore("bodies").get(e.target.result || "").onsuccess = (b) => { open.result.close();
+        const body = b.target.result;
+        const a = body ? JSON.parse(body).messages.filter((m) => m.role === "assistant").at(-1) : null;
+        resolve(!!a && a.state === "completed" && (a.citations || []).length === 3); }; }; };
   open.onerror = () => reject(open.error); })"""
 
 WANT_LINKS = [

@@ -66,6 +66,32 @@ export function putAll(entries) {
     for (const [store, key, value] of entries) t.objectStore(store).put(value, key);
   });
 }
+// A chat's row, body and record written in one transaction, but only if its row's stamp (the
+// `w` of its JSON: which tab's write it is) is still `expected` (null: no row), read in that
+// same transaction: a compare-and-set, so that tabs never overwrite each other's writes.
+// Resolves with [written, the stamp found]; Python merges and tries again when not written.
+const stampOf = (row) => {
+  if (row === undefined || row === null) return null;
+  try { const w = JSON.parse(row).w; return typeof w === "string" ? w.slice(0, 64) : ""; } catch (_) { return ""; }
+};
+export function putIfStamp(id, expected, entries) {
+  const want = expected ?? null;
+  const stores = [...new Set(["chats", ...entries.map((e) => e[0])])];
+  let seen = null;
+  let failed = null;  // a put's own error (a full disk), not the abort it causes
+  return run(stores, "readwrite", (t) => {
+    t.objectStore("chats").get(id).onsuccess = (e) => {
+      seen = stampOf(e.target.result);
+      if (seen !== want) return;
+      try {
+        for (const [store, key, value] of entries) t.objectStore(store).put(value, key);
+      } catch (err) {
+        failed = err;
+        t.abort();
+      }
+    };
+  }).then(() => [seen === want, seen], (err) => { throw failed || err; });
+}
 export const del = (store, key) => run(store, "readwrite", (t) => t.objectStore(store).delete(key));
 export const all = (store) => run(store, "readonly", (t) => t.objectStore(store).getAll());
 export const keys = (store) => run(store, "readonly", (t) => t.objectStore(store).getAllKeys());
@@ -86,4 +112,4 @@ export function getMany(store, keys) {
 }
 export const clear = () => run(STORES, "readwrite", (t) => { for (const s of STORES) t.objectStore(s).clear(); });
 
-globalThis.pysseStore = { open, get, put, putAll, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };
+globalThis.pysseStore = { open, get, put, putAll, putIfStamp, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };

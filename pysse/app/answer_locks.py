@@ -35,8 +35,8 @@ class AnswerLocks:
 
     async def _release_when_saved(self, chat_id: str, release: Callable[[], object]) -> None:
         """Let another tab take the answer over only once its final state is stored: the
-        chat's lock is granted in turn, after the save asked for before this."""
-        async with self.app.chats.store.locked(f"pysse-chat:{chat_id}"):
+        chat's turn comes after the save asked for before this (``ChatStore.chat_turn``)."""
+        async with self.app.chats.store.chat_turn(chat_id):
             release()
 
     async def _hold(self, turn: Turn) -> None:

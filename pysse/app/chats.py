@@ -155,12 +155,12 @@ class ChatList:
             spawn(self.reload(row.id, {m for m in live if isinstance(m, str)}))
 
     async def reload(self, chat_id: str, live: set[str] | None = None) -> None:
-        """Take in what another tab wrote to a loaded chat (under the chat's lock: never an
-        older copy than this tab's own last write). ``live``: its answers streaming there."""
+        """Take in what another tab wrote to a loaded chat (in the chat's turn, after this
+        tab's own saves asked for before). ``live``: its answers streaming there."""
         conv = self.convs.get(chat_id)
         if conv is None:
             return
-        async with self.store.locked(f"pysse-chat:{chat_id}"):
+        async with self.store.chat_turn(chat_id):
             theirs = await self.store.load_chat(chat_id)
             if theirs is None or conv.deleted:
                 return

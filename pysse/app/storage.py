@@ -11,15 +11,19 @@ cached is known without reading any HTML), ``search`` (each chat's searched mess
 ``chats.search.search_record_steps``: the first search after a reload reads these, not the bodies).
 A chat's body, search record and row are written in one transaction, so they never disagree.
 
-Several tabs share the store (``app.tabs``). A chat is written under its Web Lock
-(``pysse-chat:ID``) as a merge: read the row; if another tab wrote since this tab last read or
-wrote (the row's ``w`` stamp), read its body and ``absorb`` it (``chats.merge``); then write. A
-chat whose row is gone, though this tab read or wrote it, was deleted in another tab: it is
-never written back. After each write or delete the other tabs are told (``app.chats``).
+Several tabs share the store (``app.tabs``). A chat is written as a compare-and-set
+(``StoreBackend.putIfStamp``): one transaction reads the row's ``w`` stamp and writes only if it
+is still the one this tab last read or wrote. If another tab wrote since, its body is read and
+``absorb``-ed (``chats.merge``), and the write is tried again. A chat whose row is gone, though
+this tab read or wrote it, was deleted in another tab: it is never written back. After each
+write or delete the other tabs are told (``app.chats``). No Web Lock is waited for on the way:
+in WebKit, under load, a lock took 0.5-4 s to be granted while an answer streamed, and a reload
+then lost the question (``tests/test_browser_tabs.py``, a tab frozen holding a lock).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import AsyncIterator, Callable
@@ -36,7 +40,10 @@ from ..jsonsafe import loads_bounded, loads_bounded_steps
 from .platform import StoreBackend, run_sliced
 from .tabs import TabHub, Tabs
 
-__all__ = ["ChatStore"]
+__all__ = ["ChatStore", "row_stamp"]
+
+# Writes of one save that may each find another tab wrote first (each then merges that in).
+MERGE_TRIES = 8
 
 
 def _rec_key(chat_id: str, message_id: str) -> str:
@@ -60,6 +67,7 @@ class ChatStore:
         self.ok = False
         self.problem = ""
         self._saves: dict[str, int] = {}  # chat id -> the number of its latest save
+        self._turns: dict[str, asyncio.Lock] = {}  # chat id -> this tab's turn (chat_turn)
         self._writes = 0  # this tab's writes: a stamp is its tag and this number
         self.tag = secrets.token_hex(4)
         # Told when a write finds that another tab deleted the chat, or merged another
@@ -126,7 +134,9 @@ class ChatStore:
     async def load_chat(self, chat_id: str) -> Conversation | None:
         """A stored chat, read leniently (what cannot be read is dropped and listed in its
         ``dropped``); None if there is none or its body is not a chat at all."""
-        stamp = _stamp(await self._call("get", "chats", chat_id))  # first: see save_chat
+        # The stamp first: a write between the two reads leaves it older than the body, so the
+        # next save finds it changed and merges again (never the reverse: a write lost).
+        stamp = row_stamp(await self._call("get", "chats", chat_id))
         raw = await self._call("get", "bodies", chat_id)
         if raw is None:
             return None
@@ -138,63 +148,64 @@ class ChatStore:
         conv.id, conv.stored, conv.stamp = chat_id, True, stamp
         return conv
 
+    def chat_turn(self, chat_id: str) -> asyncio.Lock:
+        """This tab's saves, reloads and deletes of one chat, one at a time and in the order
+        asked (between tabs, each write is a compare-and-set: ``save_chat``)."""
+        return self._turns.setdefault(chat_id, asyncio.Lock())
+
     async def save_chat(self, conv: Conversation) -> bool:
         """Write a conversation through, merged with what another tab wrote (the module
-        docstring), encoded in slices (``conversation_json_steps``). Saves of one chat queue
-        on its lock: only the latest one asked for writes. True if this one wrote."""
+        docstring), encoded in slices (``conversation_json_steps``). This tab's saves of one
+        chat queue on its turn: only the latest one asked for writes. True if this one wrote."""
         seq = self._outdate(conv.id)
-        async with self.locked(f"pysse-chat:{conv.id}"):
-            if self._saves.get(conv.id) != seq or conv.deleted:
-                return False  # a newer save of this chat writes, or it was deleted
-            if self.ok and not await self._merge(conv):
-                return False
-            upto = conv.changes.n
-            self._writes += 1
-            stamp = f"{self.tag}:{self._writes}"
-            row = json.dumps({**ChatSummary.of(conv).to_json(), "w": stamp})
-            record_steps = search_record_steps(conv)  # taken now, with the body
-            body = await run_sliced(conversation_json_steps(conv))
-            record = await run_sliced(record_steps)
-            entries = [
-                ("bodies", conv.id, body),
-                ("search", conv.id, record),
-                ("chats", conv.id, row),
-            ]
-            if not await self._write(entries):
-                return False
-            conv.changes.forget(upto)
-            conv.stored, conv.stamp = True, stamp
-            return True
+        backend = self.backend
+        async with self.chat_turn(conv.id):
+            expected: str | None = conv.stamp if conv.stored else None
+            for _ in range(MERGE_TRIES):
+                if self._saves.get(conv.id) != seq or conv.deleted or not self.ok or not backend:
+                    return False  # a newer save of this chat writes, or it was deleted
+                upto = conv.changes.n
+                self._writes += 1
+                stamp = f"{self.tag}:{self._writes}"
+                entries = await self._entries(conv, stamp)
+                try:
+                    written, seen = await backend.putIfStamp(conv.id, expected, entries)
+                except Exception as exc:
+                    self._fail(exc)
+                    return False
+                if written:
+                    conv.changes.forget(upto)
+                    conv.stored, conv.stamp = True, stamp
+                    return True
+                if not await self._merge(conv, seen):
+                    return False
+                expected = seen
+            return False  # (other tabs wrote it this often meanwhile: the next save goes on)
 
-    async def _write(self, entries: list[tuple[str, str, Any]]) -> bool:
-        if not self.ok or self.backend is None:
-            return False
-        try:
-            await self.backend.putAll(entries)  # one transaction: they never disagree
-        except Exception as exc:
-            self._fail(exc)
-            return False
-        return True
+    async def _entries(self, conv: Conversation, stamp: str) -> list[tuple[str, str, Any]]:
+        """A chat's body, search record and list row, for one transaction."""
+        row = json.dumps({**ChatSummary.of(conv).to_json(), "w": stamp})
+        record_steps = search_record_steps(conv)  # taken now, with the body
+        body = await run_sliced(conversation_json_steps(conv))
+        record = await run_sliced(record_steps)
+        return [("bodies", conv.id, body), ("search", conv.id, record), ("chats", conv.id, row)]
 
-    async def _merge(self, conv: Conversation) -> bool:
-        """Bring in what another tab wrote since this tab last read or wrote the chat. False
-        if the chat was deleted in another tab (it is marked deleted, never written back)."""
-        row = await self._call("get", "chats", conv.id)
-        if row is None:
+    async def _merge(self, conv: Conversation, seen: str | None) -> bool:
+        """Another tab wrote the chat (its row's stamp is ``seen``) since this tab last read
+        or wrote it: bring that in. False if the chat was deleted there (``seen`` None for a
+        chat this tab stored): it is marked deleted, never written back."""
+        if seen is None:
             if conv.stored:
                 conv.deleted = True
                 self.on_gone(conv)
                 return False
-            return True
-        stamp = _stamp(row)
-        if stamp == conv.stamp:
             return True
         theirs = await self.load_chat(conv.id)
         if theirs is not None:
             self.merges += 1
             if absorb(conv, theirs):
                 self.on_merged(conv)
-        conv.stamp = stamp
+        conv.stamp = seen
         return True
 
     def _outdate(self, chat_id: str) -> int:
@@ -219,7 +230,7 @@ class ChatStore:
 
     async def delete_chat(self, chat_id: str) -> None:
         self._outdate(chat_id)  # a save of it under way (encoded in slices) writes nothing
-        async with self.locked(f"pysse-chat:{chat_id}"):
+        async with self.chat_turn(chat_id):  # the row first: another tab's write then sees it gone
             await self._call("delete", "chats", chat_id)
             await self._call("delete", "bodies", chat_id)
             await self._call("delete", "search", chat_id)
@@ -320,7 +331,7 @@ class ChatStore:
         return out
 
 
-def _stamp(row: Any) -> str:
+def row_stamp(row: Any) -> str:
     """Which tab's write a stored row is (its ``w``: the writer's tag and count); "" for a
     row written before stamps, or none."""
     if row is None:

@@ -50,6 +50,15 @@ class IndexedDBStore:
     async def putAll(self, entries: list[tuple[str, str, Any]]) -> None:
         await self.s.putAll(to_js([[s, k, _js(v)] for s, k, v in entries]))
 
+    async def putIfStamp(
+        self, chat_id: str, expected: str | None, entries: list[tuple[str, str, Any]]
+    ) -> tuple[bool, str | None]:
+        got = await self.s.putIfStamp(
+            chat_id, expected, to_js([[s, k, _js(v)] for s, k, v in entries])
+        )
+        seen = got[1]
+        return bool(got[0]), None if seen is None else str(seen)
+
     async def delete(self, store: str, key: str) -> None:
         await getattr(self.s, "del")(store, key)
 
