@@ -319,6 +319,24 @@ def stored_answers(stored: dict[str, Any]) -> list[dict[str, Any]]:
 PAGE_THREAD = os.environ.get("PYSSE_PAGE_THREAD", "worker")
 
 
+# A phone in the hand: its viewport, and a touch screen (``make_page(viewport=PHONE, **TOUCH)``).
+PHONE = {"width": 390, "height": 844}
+TOUCH = {"is_mobile": True, "has_touch": True}
+
+
+def center(page: Any, selector: str) -> tuple[float, float]:
+    box = page.locator(selector).bounding_box()
+    assert box, f"{selector} is not on screen"
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def tap(page: Any, selector: str) -> None:
+    """A real tap at the element's centre (touch events, then the click they make)."""
+    x, y = center(page, selector)
+    page.touchscreen.tap(x, y)
+    settled(page)
+
+
 class Page:
     """A page with the chat booted, errors and requests recorded. ``thread``: where the page's
     Python runs ("worker" or "main"; by default ``PAGE_THREAD``)."""

@@ -17,14 +17,12 @@ from typing import Any
 
 import pytest
 
-from conftest import FRAME, READY_MS, Page, settled
+from conftest import FRAME, PHONE, READY_MS, TOUCH, Page, center, settled, tap
 from support import CHROMIUM_ARGS, chromium_path
 
 pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1280, "height": 720}
-PHONE = {"width": 390, "height": 844}
-TOUCH = {"is_mobile": True, "has_touch": True}
 
 # The view's follow state, and whether the last answer's end is on screen in the log.
 STATE = """() => { const log = document.querySelector('[data-role=log]');
@@ -52,23 +50,10 @@ def assert_following(page: Any, timeout: float = 3.0) -> None:
         time.sleep(0.05)
 
 
-def center(page: Any, selector: str) -> tuple[float, float]:
-    box = page.locator(selector).bounding_box()
-    assert box, f"{selector} is not on screen"
-    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-
-
 def mouse_click(page: Any, selector: str) -> None:
     """A real mouse press at the element's centre (no scrolling into view first)."""
     x, y = center(page, selector)
     page.mouse.click(x, y)
-    settled(page)
-
-
-def tap(page: Any, selector: str) -> None:
-    """A real tap at the element's centre (touch events, then the click they make)."""
-    x, y = center(page, selector)
-    page.touchscreen.tap(x, y)
     settled(page)
 
 

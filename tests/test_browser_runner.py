@@ -69,6 +69,26 @@ def test_run_prints_and_shows_a_traceback_of_the_users_code(make_page: Any) -> N
     assert frame == ["allow-scripts", True]  # opaque: the page cannot reach in, nor it out
 
 
+def test_a_tap_runs_a_block_on_a_phone(make_page: Any) -> None:
+    """On a touch phone (390x844), Run is a target a finger can hit (it was 41x19 px): scrolled
+    into view and tapped (touch events, then the click they make), it runs, and the output is
+    under it."""
+    from conftest import PHONE, TOUCH, tap
+
+    p = make_page(viewport=PHONE, **TOUCH)
+    page = p.open()
+    tap(page, "[data-role=prompt]")  # (Enter on a touch keyboard is a new line: tap Send)
+    page.fill("[data-role=prompt]", '/demo echo ```python\nprint("tapped", 6 * 7)\n```')
+    tap(page, "[data-role=send]")
+    p.wait_done()
+    page.locator(RUN).scroll_into_view_if_needed()
+    box = page.locator(RUN).bounding_box()
+    assert box and box["width"] >= 44 and box["height"] >= 44  # a thumb's target (style.css)
+    tap(page, RUN)
+    assert status_starts(page, "Done in").endswith(" s.")
+    assert output(page) == "tapped 42\n"
+
+
 def test_output_is_text_and_bounded(make_page: Any) -> None:
     p = make_page()
     page = p.open()
