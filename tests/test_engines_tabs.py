@@ -45,6 +45,13 @@ def test_two_tabs_on_one_chat_lose_nothing_and_see_each_other(open_chat: Any) ->
     b = a.twin()  # opened now: the same chat, from the store
     try:
         assert b.page.evaluate(SHOWN)[0] == "the first question"
+        # B's window holds the chat's old lock for good, as a tab frozen mid-write would:
+        # writes are compare-and-sets that wait on no lock (test_browser_tabs.py)
+        chat_id = a.page.evaluate("() => pysse.py('app.conv.id')")
+        b.page.evaluate(
+            "(n) => { navigator.locks.request(n, () => new Promise(() => {})); return 1; }",
+            f"pysse-chat:{chat_id}",
+        )
         ask(a, "A asks")
         b.page.wait_for(f"() => ({SHOWN})().includes('A asks')", timeout=30)  # live
         ask(b, "B asks")
