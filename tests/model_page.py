@@ -72,11 +72,6 @@ class MemoryStore:
         self._check()
         self.data[store][key] = value
 
-    async def putAll(self, entries: list[tuple[str, str, Any]]) -> None:
-        self._check()
-        for store, key, value in entries:
-            self.data[store][key] = value
-
     async def putIfStamp(
         self, chat_id: str, expected: str | None, entries: list[tuple[str, str, Any]]
     ) -> tuple[bool, str | None]:

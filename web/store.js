@@ -4,7 +4,7 @@
 // not a silent loss.
 const DB = "pysse";
 // 2: "html", each finished answer's rendered HTML (a cache); 3: "search", each chat's searched
-// messages (written with its body and row: putAll)
+// messages (written with its body and row: putIfStamp)
 const VERSION = 3;
 const STORES = ["chats", "bodies", "recordings", "meta", "html", "search"];
 let db = null;
@@ -59,13 +59,6 @@ function run(stores, mode, body) {
 
 export const get = (store, key) => run(store, "readonly", (t) => t.objectStore(store).get(key));
 export const put = (store, key, value) => run(store, "readwrite", (t) => t.objectStore(store).put(value, key));
-// Several [store, key, value] writes in one transaction: all of them land, or none.
-export function putAll(entries) {
-  const stores = [...new Set(entries.map((e) => e[0]))];
-  return run(stores, "readwrite", (t) => {
-    for (const [store, key, value] of entries) t.objectStore(store).put(value, key);
-  });
-}
 // A chat's row, body and record written in one transaction, but only if its row's stamp (the
 // `w` of its JSON: which tab's write it is) is still `expected` (null: no row), read in that
 // same transaction: a compare-and-set, so that tabs never overwrite each other's writes.
@@ -112,4 +105,4 @@ export function getMany(store, keys) {
 }
 export const clear = () => run(STORES, "readwrite", (t) => { for (const s of STORES) t.objectStore(s).clear(); });
 
-globalThis.pysseStore = { open, get, put, putAll, putIfStamp, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };
+globalThis.pysseStore = { open, get, put, putIfStamp, del, all, keys, delPrefix, getPrefix, keysPrefix, getMany, clear };

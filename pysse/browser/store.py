@@ -47,9 +47,6 @@ class IndexedDBStore:
     async def put(self, store: str, key: str, value: Any) -> None:
         await self.s.put(store, key, _js(value))
 
-    async def putAll(self, entries: list[tuple[str, str, Any]]) -> None:
-        await self.s.putAll(to_js([[s, k, _js(v)] for s, k, v in entries]))
-
     async def putIfStamp(
         self, chat_id: str, expected: str | None, entries: list[tuple[str, str, Any]]
     ) -> tuple[bool, str | None]:
