@@ -92,6 +92,17 @@ class WebKitPage(EnginePage):
         )
 
     def click(self, selector: str) -> None:
+        """A click on what the selector finds when the click lands: a list the page drew
+        again between the find and the click (another tab's write) is found again, as
+        Playwright's locators do."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        for _ in range(4):
+            try:
+                self._find(selector).click()
+                return
+            except StaleElementReferenceException:
+                continue
         self._find(selector).click()
 
     def screenshot(self, path: str) -> None:
